@@ -1,0 +1,74 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+/// Modules and their one-way dependencies (see docs/ARCHITECTURE.md):
+/// CFuse3 -> FuseKit; ItemModel -> ContainerStore, MetadataStore, ContentCache;
+/// FileCoordinator (leaf); SyncEngine uses the stores, metadata, cache and coordinator;
+/// CloudFileSystem glues FuseKit to all of them; `ubiqfs` is the command line.
+let package = Package(
+    name: "ubiqfs",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "ubiqfs", targets: ["ubiqfs"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CFuse3",
+            pkgConfig: "fuse3",
+            providers: [.apt(["libfuse3-dev"])]
+        ),
+        .target(name: "FuseKit", dependencies: ["CFuse3"]),
+        .target(name: "CSystemShims"),
+        .target(name: "ItemModel"),
+        .target(name: "FileCoordinator"),
+        .target(name: "ContainerStore", dependencies: ["ItemModel"]),
+        .target(
+            name: "MetadataStore",
+            dependencies: ["ItemModel", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .target(
+            name: "ContentCache",
+            dependencies: ["ItemModel", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .target(
+            name: "SyncEngine",
+            dependencies: [
+                "ItemModel", "ContainerStore", "MetadataStore", "ContentCache", "FileCoordinator",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "CloudFileSystem",
+            dependencies: [
+                "FuseKit", "ItemModel", "MetadataStore", "ContentCache", "FileCoordinator",
+                "ContainerStore", "SyncEngine",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "ubiqfs",
+            dependencies: [
+                "CloudFileSystem", "ContainerStore", "SyncEngine", "FileCoordinator", "FuseKit", "CSystemShims",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "ItemModelTests", dependencies: ["ItemModel"]),
+        .testTarget(name: "FileCoordinatorTests", dependencies: ["FileCoordinator"]),
+        .testTarget(name: "ContainerStoreTests", dependencies: ["ContainerStore", "ItemModel"]),
+        .testTarget(name: "MetadataStoreTests", dependencies: ["MetadataStore", "ItemModel"]),
+        .testTarget(
+            name: "SyncEngineTests",
+            dependencies: ["SyncEngine", "ContainerStore", "MetadataStore", "ContentCache", "FileCoordinator", "ItemModel"]
+        ),
+        .testTarget(name: "MountTests", dependencies: ["ubiqfs"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

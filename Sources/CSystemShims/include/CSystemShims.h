@@ -1,0 +1,30 @@
+#ifndef CSYSTEMSHIMS_H
+#define CSYSTEMSHIMS_H
+
+// Linux calls that Swift's Glibc module does not export: xattrs (sys/xattr.h) and the
+// CLOEXEC-at-creation variants of pipe/accept (GNU extensions), so descriptors never leak
+// into programs the daemon starts.
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+// GNU extensions, declared here rather than with _GNU_SOURCE, which would change the
+// meaning of the system headers that Swift's Glibc module also imports.
+extern int pipe2(int fds[2], int flags);
+extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
+
+static inline ssize_t CSystemShims_getxattr(const char *path, const char *name, void *value, size_t size) {
+    return getxattr(path, name, value, size);
+}
+
+static inline int CSystemShims_pipe_cloexec(int fds[2]) {
+    return pipe2(fds, O_CLOEXEC);
+}
+
+static inline int CSystemShims_accept_cloexec(int fd) {
+    return accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+}
+
+#endif

@@ -1,0 +1,50 @@
+import ContentCache
+import Glibc
+import MetadataStore
+import SyncEngine
+
+/// The only place where errors become errno values for the kernel.
+enum ErrnoMapping {
+    static func errno(for error: any Error) -> Int32 {
+        switch error {
+        case let error as FileSystemError: errno(error.code)
+        case let error as MetadataError: error.code == .diskFull ? ENOSPC : EIO
+        case let error as CacheError: error.code == .diskFull ? ENOSPC : EIO
+        case let error as SyncError:
+            switch error.code {
+            case .unreachable: ENETUNREACH
+            case .cancelled: EINTR
+            case .notFound: ENOENT
+            case .paused: ENETUNREACH
+            default: EIO
+            }
+        case is CancellationError: EINTR
+        default: EIO
+        }
+    }
+
+    static func errno(_ code: FileSystemError.Code) -> Int32 {
+        switch code {
+        case .notFound: ENOENT
+        case .exists: EEXIST
+        case .notDirectory: ENOTDIR
+        case .isDirectory: EISDIR
+        case .notEmpty: ENOTEMPTY
+        case .invalid: EINVAL
+        case .nameTooLong: ENAMETOOLONG
+        case .notPermitted: EPERM
+        case .notSupported: EOPNOTSUPP
+        case .noAttribute: ENODATA
+        case .range: ERANGE
+        case .tooBig: E2BIG
+        case .io: EIO
+        case .noSpace: ENOSPC
+        case .badHandle: EBADF
+        case .unreachable: ENETUNREACH
+        case .interrupted: EINTR
+        case .busy: EBUSY
+        case .readOnly: EROFS
+        case .needsDownload: EIO
+        }
+    }
+}

@@ -1,0 +1,694 @@
+import ContentCache
+import FileCoordinator
+import Foundation
+import Glibc
+import GRDB
+import ItemModel
+import Logging
+import MetadataStore
+import SyncEngine
+
+/// The filesystem itself, without FUSE: every kernel operation as a Swift call that
+/// takes its coordinator leases, reads and writes the metadata and the cache, and tells
+/// the sync engine what changed. `FuseAdapter` is a thin layer over it.
+///
+/// Lock order (docs/ARCHITECTURE.md): coordinator leases (all of an operation's leases
+/// in one call, ascending inode order) -> SQLite transaction -> in-memory Mutexes
+/// (HandleTable, notifier queue), which are leaves. Kernel invalidations are queued,
+/// never sent from here.
+public final class FileSystemCore: Sendable {
+    public let metadata: MetadataStore
+    public let cache: ContentCache
+    public let coordinator: FileCoordinator
+    public let handles: HandleTable
+    public let sync: SyncEngine
+    let logger: Logger
+    /// Answered on the root as `user.ubiqfs.control`, so the CLI finds the daemon from a path.
+    let controlSocketPath: String
+
+    public static let maxXattrValue = 65536
+
+    public init(
+        metadata: MetadataStore, cache: ContentCache, coordinator: FileCoordinator, handles: HandleTable,
+        sync: SyncEngine, controlSocketPath: String, logger: Logger
+    ) {
+        self.metadata = metadata
+        self.cache = cache
+        self.coordinator = coordinator
+        self.handles = handles
+        self.sync = sync
+        self.controlSocketPath = controlSocketPath
+        self.logger = logger
+    }
+
+    // MARK: Leases
+
+    private func withLeases<T>(
+        _ requests: [(Int64, LeaseAccess)], _ owner: @autoclosure () -> String, _ body: () throws(FileSystemError) -> T
+    ) throws(FileSystemError) -> T {
+        let leases: LeaseSet
+        do {
+            leases = try coordinator.acquire(requests.map { LeaseRequest(UInt64($0.0), $0.1) }, owner: owner(), timeout: .seconds(600))
+        } catch {
+            throw FileSystemError(.busy, "timed out waiting for \(owner())", cause: error)
+        }
+        defer { leases.release() }
+        return try body()
+    }
+
+    private func read<T>(_ body: (Database) throws -> T) throws(FileSystemError) -> T {
+        do { return try metadata.read(body) } catch { throw Self.wrap(error) }
+    }
+
+    private func write<T>(_ body: (Database) throws -> T) throws(FileSystemError) -> T {
+        do { return try metadata.write(body) } catch { throw Self.wrap(error) }
+    }
+
+    static func wrap(_ error: any Error) -> FileSystemError {
+        if let error = error as? FileSystemError { return error }
+        if let error = error as? MetadataError {
+            if error.code == .diskFull { return FileSystemError(.noSpace, error.message, cause: error) }
+            if error.code == .constraint { return FileSystemError(.exists, error.message, cause: error) }
+            return FileSystemError(.io, error.message, cause: error)
+        }
+        if let error = error as? CacheError {
+            return FileSystemError(error.code == .diskFull ? .noSpace : .io, error.message, cause: error)
+        }
+        return FileSystemError(.io, "\(error)", cause: error)
+    }
+
+    private func row(_ ino: Int64) throws(FileSystemError) -> ItemRow {
+        guard let row = try read({ db in try ItemRow.find(ino: ino, db) }) else {
+            throw FileSystemError(.notFound, "no inode \(ino)")
+        }
+        return row
+    }
+
+    private static func checkName(_ name: [UInt8]) throws(FileSystemError) -> ByteString {
+        if name.count > ItemName.maxLength { throw FileSystemError(.nameTooLong) }
+        let value = ByteString(name)
+        guard ItemName.isValid(value) else { throw FileSystemError(.invalid, "invalid name") }
+        return value
+    }
+
+    private static func liveDirectory(_ ino: Int64, _ db: Database) throws -> ItemRow {
+        guard let row = try ItemRow.find(ino: ino, db), !row.deleted else { throw FileSystemError(.notFound) }
+        guard row.itemKind == .directory else { throw FileSystemError(.notDirectory) }
+        return row
+    }
+
+    // MARK: Attributes
+
+    public func attributes(of row: ItemRow) throws(FileSystemError) -> ItemAttributes {
+        var size = row.size
+        var mtime = row.mtime
+        var blocks: Int64 = 0
+        var nlink: UInt32 = 1
+        switch row.itemKind {
+        case .file:
+            if row.contentState == .local, let status = cache.status(row.inode) {
+                size = status.size
+                mtime = status.mtime
+                blocks = status.blocks
+            }
+        case .directory:
+            let subfolders = try read { db in
+                try ItemRow.filter(ItemRow.Columns.parent == row.inode && ItemRow.Columns.deleted == false && ItemRow.Columns.kind == "directory").fetchCount(db)
+            }
+            nlink = UInt32(2 + subfolders)
+            size = 4096
+        case .symlink:
+            size = Int64(row.symlinkTarget?.bytes.count ?? 0)
+        }
+        if row.deleted { nlink = 0 }
+        return ItemAttributes(
+            ino: row.inode, kind: row.itemKind, permissions: UInt32(row.mode), nlink: nlink,
+            uid: UInt32(row.uid), gid: UInt32(row.gid), size: size, blocks: blocks,
+            atime: row.atime, mtime: mtime, ctime: max(row.ctime, mtime)
+        )
+    }
+
+    public func attributes(_ ino: Int64) throws(FileSystemError) -> ItemAttributes {
+        try withLeases([(ino, .shared)], "getattr \(ino)") { () throws(FileSystemError) in
+            try attributes(of: row(ino))
+        }
+    }
+
+    // MARK: Names
+
+    public func lookup(parent: Int64, name: [UInt8]) throws(FileSystemError) -> ItemAttributes {
+        if name.count > ItemName.maxLength { throw FileSystemError(.nameTooLong) }
+        return try withLeases([(parent, .shared)], "lookup in \(parent)") { () throws(FileSystemError) in
+            let child = try read { db -> ItemRow? in
+                _ = try Self.liveDirectory(parent, db)
+                return try ItemRow.child(of: parent, named: ByteString(name), db)
+            }
+            guard let child else { throw FileSystemError(.notFound) }
+            let attributes = try attributes(of: child)
+            handles.addLookup(child.inode)
+            return attributes
+        }
+    }
+
+    public func forget(_ ino: Int64, count: UInt64) {
+        if handles.forget(ino, count) { purge(ino) }
+    }
+
+    /// Drops an unlinked item's row and content once nothing uses it, if its delete needs no push.
+    private func purge(_ ino: Int64) {
+        let removed = (try? metadata.write { db in
+            try db.execute(sql: "DELETE FROM item WHERE ino = ? AND deleted = 1 AND dirty = 0", arguments: [ino])
+            return db.changesCount > 0
+        }) ?? false
+        if removed { cache.remove(ino) }
+    }
+
+    // MARK: Creating
+
+    private func insertNew(
+        parent: Int64, name: [UInt8], kind: ItemKind, mode: UInt32, caller: Caller, target: ByteString? = nil
+    ) throws(FileSystemError) -> ItemRow {
+        let itemName = try Self.checkName(name)
+        let now = Timestamp.now()
+        return try withLeases([(parent, .exclusive)], "create in \(parent) by pid \(caller.pid)") { () throws(FileSystemError) in
+            var created = try write { db -> ItemRow in
+                let folder = try Self.liveDirectory(parent, db)
+                if try ItemRow.child(of: parent, named: itemName, db) != nil { throw FileSystemError(.exists) }
+                var gid = caller.gid
+                var mode = mode & 0o7777
+                if folder.mode & 0o2000 != 0 {
+                    gid = UInt32(folder.gid)
+                    if kind == .directory { mode |= 0o2000 }
+                }
+                var row = ItemRow(
+                    id: .random(), parent: parent, name: itemName, kind: kind, mode: mode,
+                    uid: caller.uid, gid: gid, size: Int64(target?.bytes.count ?? 0), mtime: now, target: target
+                )
+                row.contentState = .local
+                row.markChanged(kind == .file ? [.metadata, .content] : .metadata, now: now)
+                try row.insert(db)
+                var parentRow = folder
+                parentRow.mtime = now
+                parentRow.ctime = now
+                try parentRow.update(db)
+                return row
+            }
+            if kind == .file {
+                do {
+                    try cache.createEmpty(created.inode)
+                } catch {
+                    _ = try? metadata.write { db in try ItemRow.deleteOne(db, key: created.inode) }
+                    throw Self.wrap(error)
+                }
+                _ = handles.noteWrite(created.inode)
+            }
+            created.contentState = .local
+            handles.addLookup(created.inode)
+            sync.localChange()
+            return created
+        }
+    }
+
+    public func mkdir(parent: Int64, name: [UInt8], mode: UInt32, caller: Caller) throws(FileSystemError) -> ItemAttributes {
+        try attributes(of: insertNew(parent: parent, name: name, kind: .directory, mode: mode, caller: caller))
+    }
+
+    public func symlink(parent: Int64, name: [UInt8], target: [UInt8], caller: Caller) throws(FileSystemError) -> ItemAttributes {
+        guard !target.isEmpty, target.count <= RecordValidator.maxTargetLength else { throw FileSystemError(.nameTooLong) }
+        return try attributes(of: insertNew(parent: parent, name: name, kind: .symlink, mode: 0o777, caller: caller, target: ByteString(target)))
+    }
+
+    public func mknod(parent: Int64, name: [UInt8], mode: UInt32, caller: Caller) throws(FileSystemError) -> ItemAttributes {
+        guard mode & UInt32(S_IFMT) == UInt32(S_IFREG) else {
+            throw FileSystemError(.notPermitted, "device nodes, fifos and sockets cannot be stored in a cloud container")
+        }
+        return try attributes(of: insertNew(parent: parent, name: name, kind: .file, mode: mode, caller: caller))
+    }
+
+    public func create(parent: Int64, name: [UInt8], mode: UInt32, flags: Int32, caller: Caller) throws(FileSystemError) -> (ItemAttributes, UInt64) {
+        let row = try insertNew(parent: parent, name: name, kind: .file, mode: mode, caller: caller)
+        let opened = try openFile(row, flags: flags & ~O_TRUNC)
+        return (try attributes(of: row), opened.handle)
+    }
+
+    // MARK: Removing
+
+    public func unlink(parent: Int64, name: [UInt8], directory: Bool) throws(FileSystemError) {
+        let itemName = ByteString(name)
+        let victim = try read { db in try ItemRow.child(of: parent, named: itemName, db) }
+        guard let victim else { throw FileSystemError(.notFound) }
+        try withLeases([(parent, .exclusive), (victim.inode, .exclusive)], "remove \(itemName)") { () throws(FileSystemError) in
+            try write { db in
+                guard var row = try ItemRow.find(ino: victim.inode, db), !row.deleted, row.parent == parent else {
+                    throw FileSystemError(.notFound)
+                }
+                if directory {
+                    guard row.itemKind == .directory else { throw FileSystemError(.notDirectory) }
+                    if try ItemRow.hasChildren(row.inode, db) { throw FileSystemError(.notEmpty) }
+                } else if row.itemKind == .directory {
+                    throw FileSystemError(.isDirectory)
+                }
+                let now = Timestamp.now()
+                row.deleted = true
+                row.markChanged(.metadata, now: now)
+                try row.update(db)
+                try db.execute(sql: "UPDATE item SET mtime = ?, ctime = ? WHERE ino = ?", arguments: [now, now, parent])
+            }
+        }
+        handles.markUnlinked(victim.inode)
+        sync.localChange()
+    }
+
+    // MARK: Rename
+
+    public func rename(parent: Int64, name: [UInt8], newParent: Int64, newName: [UInt8], exchange: Bool, noReplace: Bool) throws(FileSystemError) {
+        let sourceName = ByteString(name)
+        let targetName = try Self.checkName(newName)
+        let (source, target) = try read { db in
+            (try ItemRow.child(of: parent, named: sourceName, db), try ItemRow.child(of: newParent, named: targetName, db))
+        }
+        guard let source else { throw FileSystemError(.notFound) }
+        var leases: [(Int64, LeaseAccess)] = [(parent, .exclusive), (newParent, .exclusive), (source.inode, .exclusive)]
+        if let target { leases.append((target.inode, .exclusive)) }
+        var replaced: Int64?
+        try withLeases(leases, "rename \(sourceName) to \(targetName)") { () throws(FileSystemError) in
+            replaced = try write { db -> Int64? in
+                guard var moving = try ItemRow.find(ino: source.inode, db), !moving.deleted, moving.parent == parent,
+                      moving.itemName == sourceName else { throw FileSystemError(.notFound) }
+                _ = try Self.liveDirectory(newParent, db)
+                let existing = try ItemRow.child(of: newParent, named: targetName, db)
+                guard existing?.inode == target?.inode else { throw FileSystemError(.busy, "folder changed during rename") }
+                let now = Timestamp.now()
+                if moving.itemKind == .directory, newParent != parent, try Self.isInside(newParent, moving.inode, db) {
+                    throw FileSystemError(.invalid, "cannot move a folder into itself")
+                }
+                if exchange {
+                    guard var other = existing else { throw FileSystemError(.notFound) }
+                    if other.inode == moving.inode { return nil }
+                    if other.itemKind == .directory, try Self.isInside(parent, other.inode, db) {
+                        throw FileSystemError(.invalid, "cannot move a folder into itself")
+                    }
+                    // Through a name no one can have, so the unique index holds at every step.
+                    other.itemName = ByteString(Array("\u{0}exchange".utf8))
+                    try other.update(db)
+                    moving.parent = newParent
+                    moving.itemName = targetName
+                    moving.markChanged(.metadata, now: now)
+                    try moving.update(db)
+                    other.parent = parent
+                    other.itemName = sourceName
+                    other.markChanged(.metadata, now: now)
+                    try other.update(db)
+                    return nil
+                }
+                var victim: Int64?
+                if var existing {
+                    if noReplace { throw FileSystemError(.exists) }
+                    if existing.inode == moving.inode { return nil }
+                    if moving.itemKind == .directory && existing.itemKind != .directory { throw FileSystemError(.notDirectory) }
+                    if moving.itemKind != .directory && existing.itemKind == .directory { throw FileSystemError(.isDirectory) }
+                    if existing.itemKind == .directory, try ItemRow.hasChildren(existing.inode, db) { throw FileSystemError(.notEmpty) }
+                    let movingIsNew = try moving.baseSeq == 0 && BaseSnapshots.find(moving.itemID, db) == nil
+                    if moving.itemKind == .file && existing.itemKind == .file && movingIsNew {
+                        // A safe save (write a new file, rename it over the original): the new
+                        // content continues the original item, so its identity and history stay.
+                        let keptID = existing.id
+                        existing.id = ItemID.random().rawValue
+                        existing.deleted = true
+                        existing.dirtyFlags = []
+                        try existing.update(db)
+                        moving.id = keptID
+                        moving.baseSeq = existing.baseSeq
+                        moving.blockList = existing.blockList
+                        moving.dirtyFlags.insert(.content)
+                    } else {
+                        existing.deleted = true
+                        existing.markChanged(.metadata, now: now)
+                        try existing.update(db)
+                    }
+                    victim = existing.inode
+                }
+                moving.parent = newParent
+                moving.itemName = targetName
+                moving.markChanged(.metadata, now: now)
+                try moving.update(db)
+                try db.execute(sql: "UPDATE item SET mtime = ?, ctime = ? WHERE ino IN (?, ?)", arguments: [now, now, parent, newParent])
+                return victim
+            }
+        }
+        if let replaced { handles.markUnlinked(replaced) }
+        sync.localChange()
+    }
+
+    private static func isInside(_ ino: Int64, _ ancestor: Int64, _ db: Database) throws -> Bool {
+        var current: Int64? = ino
+        var steps = 0
+        while let value = current, steps < 100_000 {
+            if value == ancestor { return true }
+            current = try Int64.fetchOne(db, sql: "SELECT parent FROM item WHERE ino = ?", arguments: [value])
+            steps += 1
+        }
+        return false
+    }
+
+    // MARK: Symlinks
+
+    public func readlink(_ ino: Int64) throws(FileSystemError) -> [UInt8] {
+        let row = try row(ino)
+        guard row.itemKind == .symlink, let target = row.symlinkTarget else { throw FileSystemError(.invalid) }
+        return target.bytes
+    }
+
+    // MARK: Open files
+
+    /// Opens a file whose content is local; throws `.needsDownload` for a placeholder
+    /// (the adapter downloads it outside any lease and calls again).
+    public func open(_ ino: Int64, flags: Int32) throws(FileSystemError) -> (handle: UInt64, keepCache: Bool) {
+        let truncate = flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY
+        return try withLeases([(ino, truncate ? .exclusive : .shared)], "open \(ino)") { () throws(FileSystemError) in
+            let row = try row(ino)
+            guard !row.deleted else { throw FileSystemError(.notFound) }
+            switch row.itemKind {
+            case .directory: throw FileSystemError(.isDirectory)
+            case .symlink: throw FileSystemError(.invalid)
+            case .file: break
+            }
+            return try openFile(row, flags: flags)
+        }
+    }
+
+    private func openFile(_ row: ItemRow, flags: Int32) throws(FileSystemError) -> (handle: UInt64, keepCache: Bool) {
+        let ino = row.inode
+        let writable = flags & O_ACCMODE != O_RDONLY
+        let truncate = flags & O_TRUNC != 0 && writable
+        if row.contentState == .placeholder {
+            if truncate || row.size == 0 {
+                // Nothing to download: the content is empty (now).
+                do { try cache.createEmpty(ino) } catch { throw Self.wrap(error) }
+                try write { db in
+                    guard var current = try ItemRow.find(ino: ino, db) else { return }
+                    current.contentState = .local
+                    try current.update(db)
+                }
+                if truncate && row.size > 0 { try noteContentChange(ino) }
+            } else {
+                throw FileSystemError(.needsDownload)
+            }
+        }
+        let fd: Int32
+        do { fd = try cache.open(ino, writable: writable) } catch { throw Self.wrap(error) }
+        if truncate, let status = cache.status(fd: fd), status.size > 0 {
+            guard ftruncate(fd, 0) == 0 else {
+                let code = errno
+                Glibc.close(fd)
+                throw FileSystemError(code == ENOSPC ? .noSpace : .io, "truncate failed")
+            }
+            try noteContentChange(ino)
+        }
+        let opened = handles.open(OpenFile(ino: ino, fd: fd, writable: writable, append: flags & O_APPEND != 0))
+        return opened
+    }
+
+    /// Records a local content change: in memory always, in the database the first time
+    /// since the item was clean.
+    private func noteContentChange(_ ino: Int64) throws(FileSystemError) {
+        guard handles.noteWrite(ino) else { return }
+        do {
+            try metadata.write { db in
+                guard var row = try ItemRow.find(ino: ino, db) else { return }
+                row.contentState = .local
+                row.markChanged(.content, now: Timestamp.now())
+                try row.update(db)
+            }
+        } catch {
+            handles.unmarkDirty(ino)
+            throw Self.wrap(error)
+        }
+    }
+
+    public func read(handle: UInt64, size: Int, offset: Int64) throws(FileSystemError) -> [UInt8] {
+        guard let file = handles.file(handle) else { throw FileSystemError(.badHandle) }
+        return try withLeases([(file.ino, .shared)], "read \(file.ino)") { () throws(FileSystemError) in
+            do {
+                return try Syscall.readFully(fd: file.fd, count: size, at: offset)
+            } catch {
+                throw FileSystemError(.io, "read failed", cause: error)
+            }
+        }
+    }
+
+    public func write(handle: UInt64, data: UnsafeRawBufferPointer, offset: Int64) throws(FileSystemError) -> Int {
+        guard let file = handles.file(handle) else { throw FileSystemError(.badHandle) }
+        guard file.writable else { throw FileSystemError(.badHandle) }
+        return try withLeases([(file.ino, .exclusive)], "write \(file.ino)") { () throws(FileSystemError) in
+            var at = offset
+            if file.append, let status = cache.status(fd: file.fd) { at = status.size }
+            do throws(SystemError) {
+                try Syscall.writeAll(fd: file.fd, data, at: at)
+            } catch {
+                throw FileSystemError(error.errno == ENOSPC || error.errno == EDQUOT ? .noSpace : .io, "write failed", cause: error)
+            }
+            try noteContentChange(file.ino)
+            return data.count
+        }
+    }
+
+    public func fsync(handle: UInt64) throws(FileSystemError) {
+        guard let file = handles.file(handle) else { throw FileSystemError(.badHandle) }
+        guard Glibc.fsync(file.fd) == 0 else { throw FileSystemError(errno == ENOSPC ? .noSpace : .io, "fsync failed") }
+        // The content is on disk; now the row that says it changed, with synchronous=FULL.
+        do {
+            try metadata.durableWrite { db in
+                try db.execute(sql: "UPDATE item SET changeGen = changeGen WHERE ino = ?", arguments: [file.ino])
+            }
+        } catch {
+            throw Self.wrap(error)
+        }
+        handles.noteFsync(file.ino)
+        sync.localChange()
+    }
+
+    public func release(handle: UInt64) {
+        guard let closed = handles.close(handle) else { return }
+        if closed.lastWriter { sync.localChange() }
+        if closed.purge { purge(closed.file.ino) }
+    }
+
+    public func fallocate(handle: UInt64, mode: Int32, offset: Int64, length: Int64) throws(FileSystemError) {
+        guard let file = handles.file(handle), file.writable else { throw FileSystemError(.badHandle) }
+        guard mode == 0 else { throw FileSystemError(.notSupported) }
+        try withLeases([(file.ino, .exclusive)], "fallocate \(file.ino)") { () throws(FileSystemError) in
+            let result = posix_fallocate(file.fd, off_t(offset), off_t(length))
+            guard result == 0 else { throw FileSystemError(result == ENOSPC ? .noSpace : .io, "fallocate failed") }
+            try noteContentChange(file.ino)
+        }
+    }
+
+    // MARK: setattr
+
+    public func setAttributes(_ ino: Int64, _ changes: AttributeChanges, handle: UInt64?) throws(FileSystemError) -> ItemAttributes {
+        try withLeases([(ino, .exclusive)], "setattr \(ino)") { () throws(FileSystemError) in
+            var row = try row(ino)
+            let now = Timestamp.now()
+            if let size = changes.size {
+                guard row.itemKind == .file else { throw FileSystemError(row.itemKind == .directory ? .isDirectory : .invalid) }
+                guard size >= 0 else { throw FileSystemError(.invalid) }
+                if row.contentState == .placeholder {
+                    if size != 0 { throw FileSystemError(.needsDownload) }
+                    do { try cache.createEmpty(ino) } catch { throw Self.wrap(error) }
+                    row.contentState = .local
+                    try write { db in try row.update(db) }
+                } else {
+                    let result = Glibc.truncate(cache.path(for: ino), off_t(size))
+                    guard result == 0 else { throw FileSystemError(errno == ENOSPC ? .noSpace : .io, "truncate failed") }
+                }
+                try noteContentChange(ino)
+                row = try self.row(ino)
+            }
+            var metadataChanged = false
+            if let mode = changes.mode {
+                row.mode = Int64(mode & 0o7777)
+                metadataChanged = true
+            }
+            if let uid = changes.uid { row.uid = Int64(uid) }
+            if let gid = changes.gid { row.gid = Int64(gid) }
+            if changes.uid != nil || changes.gid != nil {
+                // chown clears setuid/setgid, as on every Linux filesystem.
+                if row.itemKind == .file { row.mode &= ~0o6000 }
+                row.ctime = now
+            }
+            if let atime = changes.atime {
+                switch atime {
+                case .now: row.atime = now
+                case .at(let value): row.atime = value
+                }
+                row.ctime = now
+            }
+            if let mtime = changes.mtime {
+                let value: Int64 = switch mtime {
+                case .now: now
+                case .at(let value): value
+                }
+                row.mtime = value
+                if row.contentState == .local && row.itemKind == .file { cache.setModificationTime(ino, nanoseconds: value) }
+                metadataChanged = true
+            }
+            if metadataChanged { row.markChanged(.metadata, now: now) } else { row.ctime = now }
+            let updated = row
+            try write { db in
+                guard var current = try ItemRow.find(ino: ino, db) else { throw FileSystemError(.notFound) }
+                current.mode = updated.mode
+                current.uid = updated.uid
+                current.gid = updated.gid
+                current.atime = updated.atime
+                current.mtime = updated.mtime
+                current.ctime = updated.ctime
+                current.dirty |= updated.dirty
+                current.changeGen = max(current.changeGen, updated.changeGen)
+                try current.update(db)
+            }
+            if metadataChanged { sync.localChange() }
+            return try attributes(of: self.row(ino))
+        }
+    }
+
+    // MARK: Folders
+
+    public func checkDirectory(_ ino: Int64) throws(FileSystemError) {
+        _ = try read { db in try Self.liveDirectory(ino, db) }
+    }
+
+    /// Entries after `offset`: "." and ".." at offsets 1 and 2, then children in inode order
+    /// with offset ino + 2, so offsets stay valid while the folder changes.
+    public func list(_ ino: Int64, after offset: UInt64, limit: Int) throws(FileSystemError) -> [DirectoryListingEntry] {
+        try withLeases([(ino, .shared)], "readdir \(ino)") { () throws(FileSystemError) in
+            let (folder, children) = try read { db -> (ItemRow, [ItemRow]) in
+                let folder = try Self.liveDirectory(ino, db)
+                let after = offset > 2 ? Int64(offset - 2) : 0
+                return (folder, try ItemRow.children(of: ino, after: after, limit: limit, db))
+            }
+            var entries: [DirectoryListingEntry] = []
+            if offset < 1 {
+                entries.append(DirectoryListingEntry(name: [46], attributes: try attributes(of: folder), nextOffset: 1))
+            }
+            if offset < 2 {
+                let parentIno = folder.parent ?? ino
+                let parentAttributes = parentIno == ino ? try attributes(of: folder) : try attributes(of: row(parentIno))
+                entries.append(DirectoryListingEntry(name: [46, 46], attributes: parentAttributes, nextOffset: 2))
+            }
+            for child in children {
+                entries.append(DirectoryListingEntry(name: child.itemName.bytes, attributes: try attributes(of: child), nextOffset: UInt64(child.inode) + 2))
+            }
+            return entries
+        }
+    }
+
+    /// readdirplus hands the kernel a reference for each entry it keeps.
+    public func noteListed(_ ino: Int64) {
+        handles.addLookup(ino)
+    }
+
+    // MARK: Extended attributes
+
+    public func getXattr(_ ino: Int64, name: [UInt8]) throws(FileSystemError) -> [UInt8] {
+        let key = String(decoding: name, as: UTF8.self)
+        guard key.hasPrefix("user.") else { throw FileSystemError(.noAttribute) }
+        if key.hasPrefix("user.ubiqfs.") { return try statusXattr(ino, key) }
+        return try withLeases([(ino, .shared)], "getxattr \(ino)") { () throws(FileSystemError) in
+            guard let value = try row(ino).userXattrs[key] else { throw FileSystemError(.noAttribute) }
+            return Array(value)
+        }
+    }
+
+    private func statusXattr(_ ino: Int64, _ key: String) throws(FileSystemError) -> [UInt8] {
+        let row = try row(ino)
+        switch key {
+        case "user.ubiqfs.control" where ino == ItemRow.rootIno: return Array(controlSocketPath.utf8)
+        case "user.ubiqfs.id": return Array(row.id.utf8)
+        case "user.ubiqfs.version": return Array(String(row.baseSeq).utf8)
+        case "user.ubiqfs.state":
+            let state = row.dirty != 0 ? "pending" : (row.itemKind == .file && row.contentState == .placeholder ? "placeholder" : "local")
+            return Array(state.utf8)
+        default: throw FileSystemError(.noAttribute)
+        }
+    }
+
+    public func setXattr(_ ino: Int64, name: [UInt8], value: [UInt8], flags: Int32) throws(FileSystemError) {
+        let key = String(decoding: name, as: UTF8.self)
+        guard key.hasPrefix("user."), key.utf8.count <= 255, Array(key.utf8) == name else {
+            throw FileSystemError(.notSupported, "only user.* extended attributes are stored")
+        }
+        if key.hasPrefix("user.ubiqfs.") { throw FileSystemError(.notSupported, "\(key) is not settable") }
+        guard value.count <= Self.maxXattrValue else { throw FileSystemError(.tooBig) }
+        try withLeases([(ino, .exclusive)], "setxattr \(ino)") { () throws(FileSystemError) in
+            try write { db in
+                guard var row = try ItemRow.find(ino: ino, db) else { throw FileSystemError(.notFound) }
+                var xattrs = row.userXattrs
+                if flags & 1 != 0 && xattrs[key] != nil { throw FileSystemError(.exists) }
+                if flags & 2 != 0 && xattrs[key] == nil { throw FileSystemError(.noAttribute) }
+                xattrs[key] = Data(value)
+                row.userXattrs = xattrs
+                row.markChanged(.metadata, now: Timestamp.now())
+                try row.update(db)
+            }
+        }
+        sync.localChange()
+    }
+
+    public func listXattrs(_ ino: Int64) throws(FileSystemError) -> [UInt8] {
+        let names = try row(ino).userXattrs.keys.sorted()
+        var bytes: [UInt8] = []
+        for name in names {
+            bytes += Array(name.utf8)
+            bytes.append(0)
+        }
+        return bytes
+    }
+
+    public func removeXattr(_ ino: Int64, name: [UInt8]) throws(FileSystemError) {
+        let key = String(decoding: name, as: UTF8.self)
+        guard key.hasPrefix("user.") else { throw FileSystemError(.notSupported) }
+        try withLeases([(ino, .exclusive)], "removexattr \(ino)") { () throws(FileSystemError) in
+            try write { db in
+                guard var row = try ItemRow.find(ino: ino, db) else { throw FileSystemError(.notFound) }
+                var xattrs = row.userXattrs
+                guard xattrs.removeValue(forKey: key) != nil else { throw FileSystemError(.noAttribute) }
+                row.userXattrs = xattrs
+                row.markChanged(.metadata, now: Timestamp.now())
+                try row.update(db)
+            }
+        }
+        sync.localChange()
+    }
+
+    // MARK: Filesystem
+
+    public func statistics() -> (total: UInt64, free: UInt64, available: UInt64, blockSize: UInt64, files: UInt64) {
+        var info = statvfs()
+        statvfs(cache.directory, &info)
+        let files = (try? metadata.read { db in try ItemRow.fetchCount(db) }) ?? 0
+        return (UInt64(info.f_blocks), UInt64(info.f_bfree), UInt64(info.f_bavail), UInt64(info.f_frsize), UInt64(files))
+    }
+
+    /// The item's path inside the mount, for people (`ubiqfs locks`, logs).
+    public func path(of ino: Int64) -> String {
+        var parts: [String] = []
+        var current: Int64? = ino
+        while let value = current, value != ItemRow.rootIno, parts.count < 1000 {
+            guard let row = try? metadata.read({ db in try ItemRow.find(ino: value, db) }) else { return "(inode \(ino))" }
+            parts.append(row.itemName.description)
+            current = row.parent
+        }
+        return "/" + parts.reversed().joined(separator: "/")
+    }
+
+    /// Bytes of content on this disk (st_blocks of every cache file).
+    public func cacheBytes() -> Int64 {
+        cache.cachedInodes().reduce(0) { $0 + (cache.status($1)?.blocks ?? 0) * 512 }
+    }
+
+    /// Downloads a placeholder (outside any lease); the caller then opens it again.
+    public func materialize(_ ino: Int64) async throws {
+        try await sync.materialize(ino)
+    }
+}

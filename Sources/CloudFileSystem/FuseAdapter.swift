@@ -1,0 +1,348 @@
+import FuseKit
+import Glibc
+import ItemModel
+import Logging
+
+/// The FUSE face of `FileSystemCore`: each callback calls the core, replies, or maps the
+/// error. Work that waits on the store (opening a placeholder) runs in a Task that replies
+/// later, so libfuse threads stay free; a kernel interrupt (Ctrl-C) cancels that Task.
+public final class FuseAdapter: FuseOperations {
+    public let core: FileSystemCore
+    let logger: Logger
+
+    /// The kernel keeps names and attributes this long; the sync engine invalidates them
+    /// explicitly when another device changes something.
+    static let cacheTimeout: Double = 600
+
+    public init(core: FileSystemCore, logger: Logger) {
+        self.core = core
+        self.logger = logger
+    }
+
+    public func initialize(connection: inout FuseConnectionInfo) {}
+
+    public func destroy() {}
+
+    // MARK: Helpers
+
+    private func fail(_ request: FuseRequest, _ error: any Error, _ operation: @autoclosure () -> String) {
+        let code = ErrnoMapping.errno(for: error)
+        if code == EIO || code == ENOSPC || code == ENETUNREACH || code == EBUSY {
+            logger.error("\(operation()) failed: \(error)")
+        } else {
+            logger.trace("\(operation()): \(error)")
+        }
+        request.reply(error: code)
+    }
+
+    static func fuseAttributes(_ attributes: ItemAttributes) -> FuseAttributes {
+        let type: UInt32 = switch attributes.kind {
+        case .file: UInt32(S_IFREG)
+        case .directory: UInt32(S_IFDIR)
+        case .symlink: UInt32(S_IFLNK)
+        }
+        func time(_ ns: Int64) -> FuseTimespec {
+            FuseTimespec(seconds: ns / 1_000_000_000, nanoseconds: ns % 1_000_000_000)
+        }
+        return FuseAttributes(
+            ino: UInt64(attributes.ino), mode: type | attributes.permissions, nlink: attributes.nlink,
+            uid: attributes.uid, gid: attributes.gid, size: UInt64(max(0, attributes.size)),
+            blocks: UInt64(max(0, attributes.blocks)), blockSize: 4096,
+            atime: time(attributes.atime), mtime: time(attributes.mtime), ctime: time(attributes.ctime)
+        )
+    }
+
+    private static func entry(_ attributes: ItemAttributes) -> FuseEntry {
+        FuseEntry(attributes: fuseAttributes(attributes), entryTimeout: cacheTimeout, attributeTimeout: cacheTimeout)
+    }
+
+    private static func caller(_ request: FuseRequest) -> Caller {
+        Caller(uid: request.context.uid, gid: request.context.gid, pid: request.context.pid)
+    }
+
+    /// Runs `body` in a Task after the content of `ino` is downloaded; the request replies from there.
+    private func afterDownload(_ request: FuseRequest, _ ino: UInt64, _ operation: String, _ body: @escaping @Sendable () throws -> Void) {
+        let box = CancellationBox()
+        request.onInterrupt { box.cancel() }
+        let core = self.core
+        box.attach(Task {
+            do {
+                for _ in 0..<3 {
+                    try await core.materialize(Int64(ino))
+                    do {
+                        try body()
+                        return
+                    } catch let error as FileSystemError where error.code == .needsDownload {
+                        continue
+                    }
+                }
+                throw FileSystemError(.io, "content of inode \(ino) keeps changing")
+            } catch {
+                self.fail(request, error, operation)
+            }
+        })
+    }
+
+    // MARK: Names
+
+    public func lookup(_ request: FuseRequest, parent: UInt64, name: [UInt8]) {
+        do {
+            request.reply(entry: Self.entry(try core.lookup(parent: Int64(parent), name: name)))
+        } catch where error.code == .notFound {
+            request.replyNegativeEntry(timeout: Self.cacheTimeout)
+        } catch {
+            fail(request, error, "lookup")
+        }
+    }
+
+    public func forget(ino: UInt64, lookups: UInt64) {
+        core.forget(Int64(ino), count: lookups)
+    }
+
+    public func getattr(_ request: FuseRequest, ino: UInt64, handle: UInt64?) {
+        do {
+            request.reply(attributes: Self.fuseAttributes(try core.attributes(Int64(ino))), timeout: Self.cacheTimeout)
+        } catch {
+            fail(request, error, "getattr")
+        }
+    }
+
+    public func setattr(_ request: FuseRequest, ino: UInt64, changes: FuseSetAttributes, handle: UInt64?) {
+        func time(_ change: FuseTimeChange?) -> AttributeChanges.Time? {
+            switch change {
+            case .none: nil
+            case .now: .now
+            case .time(let value): .at(value.seconds * 1_000_000_000 + value.nanoseconds)
+            }
+        }
+        let wanted = AttributeChanges(
+            mode: changes.mode, uid: changes.uid, gid: changes.gid, size: changes.size.map { Int64(clamping: $0) },
+            atime: time(changes.atime), mtime: time(changes.mtime)
+        )
+        let core = self.core
+        do {
+            let attributes = try core.setAttributes(Int64(ino), wanted, handle: handle)
+            request.reply(attributes: Self.fuseAttributes(attributes), timeout: Self.cacheTimeout)
+        } catch where error.code == .needsDownload {
+            afterDownload(request, ino, "truncate") {
+                let attributes = try core.setAttributes(Int64(ino), wanted, handle: handle)
+                request.reply(attributes: Self.fuseAttributes(attributes), timeout: Self.cacheTimeout)
+            }
+        } catch {
+            fail(request, error, "setattr")
+        }
+    }
+
+    public func readlink(_ request: FuseRequest, ino: UInt64) {
+        do { request.reply(readlink: try core.readlink(Int64(ino))) } catch { fail(request, error, "readlink") }
+    }
+
+    public func mknod(_ request: FuseRequest, parent: UInt64, name: [UInt8], mode: UInt32, rdev: UInt64) {
+        do {
+            request.reply(entry: Self.entry(try core.mknod(parent: Int64(parent), name: name, mode: mode, caller: Self.caller(request))))
+        } catch {
+            fail(request, error, "mknod")
+        }
+    }
+
+    public func mkdir(_ request: FuseRequest, parent: UInt64, name: [UInt8], mode: UInt32) {
+        do {
+            request.reply(entry: Self.entry(try core.mkdir(parent: Int64(parent), name: name, mode: mode, caller: Self.caller(request))))
+        } catch {
+            fail(request, error, "mkdir")
+        }
+    }
+
+    public func unlink(_ request: FuseRequest, parent: UInt64, name: [UInt8]) {
+        do {
+            try core.unlink(parent: Int64(parent), name: name, directory: false)
+            request.reply(error: 0)
+        } catch {
+            fail(request, error, "unlink")
+        }
+    }
+
+    public func rmdir(_ request: FuseRequest, parent: UInt64, name: [UInt8]) {
+        do {
+            try core.unlink(parent: Int64(parent), name: name, directory: true)
+            request.reply(error: 0)
+        } catch {
+            fail(request, error, "rmdir")
+        }
+    }
+
+    public func symlink(_ request: FuseRequest, target: [UInt8], parent: UInt64, name: [UInt8]) {
+        do {
+            request.reply(entry: Self.entry(try core.symlink(parent: Int64(parent), name: name, target: target, caller: Self.caller(request))))
+        } catch {
+            fail(request, error, "symlink")
+        }
+    }
+
+    public func rename(_ request: FuseRequest, parent: UInt64, name: [UInt8], newParent: UInt64, newName: [UInt8], flags: FuseRenameFlags) {
+        guard !flags.contains(.whiteout) else {
+            request.reply(error: EINVAL)
+            return
+        }
+        do {
+            try core.rename(
+                parent: Int64(parent), name: name, newParent: Int64(newParent), newName: newName,
+                exchange: flags.contains(.exchange), noReplace: flags.contains(.noReplace)
+            )
+            request.reply(error: 0)
+        } catch {
+            fail(request, error, "rename")
+        }
+    }
+
+    public func link(_ request: FuseRequest, ino: UInt64, newParent: UInt64, newName: [UInt8]) {
+        // Hard links have no meaning across devices: one name per item.
+        request.reply(error: EPERM)
+    }
+
+    // MARK: Files
+
+    public func open(_ request: FuseRequest, ino: UInt64, flags: Int32) {
+        let core = self.core
+        do {
+            let opened = try core.open(Int64(ino), flags: flags)
+            request.reply(open: FuseOpenOptions(handle: opened.handle, keepCache: opened.keepCache))
+        } catch where error.code == .needsDownload {
+            afterDownload(request, ino, "open") {
+                let opened = try core.open(Int64(ino), flags: flags)
+                request.reply(open: FuseOpenOptions(handle: opened.handle, keepCache: opened.keepCache))
+            }
+        } catch {
+            fail(request, error, "open")
+        }
+    }
+
+    public func create(_ request: FuseRequest, parent: UInt64, name: [UInt8], mode: UInt32, flags: Int32) {
+        do {
+            let (attributes, handle) = try core.create(parent: Int64(parent), name: name, mode: mode, flags: flags, caller: Self.caller(request))
+            request.reply(entry: Self.entry(attributes), open: FuseOpenOptions(handle: handle, keepCache: true))
+        } catch {
+            fail(request, error, "create")
+        }
+    }
+
+    public func read(_ request: FuseRequest, ino: UInt64, handle: UInt64, size: Int, offset: Int64) {
+        do { request.reply(bytes: try core.read(handle: handle, size: size, offset: offset)) } catch { fail(request, error, "read") }
+    }
+
+    public func write(_ request: FuseRequest, ino: UInt64, handle: UInt64, data: UnsafeRawBufferPointer, offset: Int64) {
+        do { request.reply(written: try core.write(handle: handle, data: data, offset: offset)) } catch { fail(request, error, "write") }
+    }
+
+    public func flush(_ request: FuseRequest, ino: UInt64, handle: UInt64) {
+        request.reply(error: 0)
+    }
+
+    public func release(_ request: FuseRequest, ino: UInt64, handle: UInt64, flags: Int32) {
+        core.release(handle: handle)
+        request.reply(error: 0)
+    }
+
+    public func fsync(_ request: FuseRequest, ino: UInt64, handle: UInt64, dataOnly: Bool) {
+        do {
+            try core.fsync(handle: handle)
+            request.reply(error: 0)
+        } catch {
+            fail(request, error, "fsync")
+        }
+    }
+
+    public func fallocate(_ request: FuseRequest, ino: UInt64, handle: UInt64, mode: Int32, offset: Int64, length: Int64) {
+        do {
+            try core.fallocate(handle: handle, mode: mode, offset: offset, length: length)
+            request.reply(error: 0)
+        } catch {
+            fail(request, error, "fallocate")
+        }
+    }
+
+    // MARK: Folders
+
+    public func opendir(_ request: FuseRequest, ino: UInt64, flags: Int32) {
+        do {
+            try core.checkDirectory(Int64(ino))
+            request.reply(open: FuseOpenOptions(handle: 0))
+        } catch {
+            fail(request, error, "opendir")
+        }
+    }
+
+    public func readdir(_ request: FuseRequest, ino: UInt64, handle: UInt64, size: Int, offset: UInt64, plus: Bool) {
+        do {
+            let entries = try core.list(Int64(ino), after: offset, limit: max(16, size / 40))
+            var buffer = FuseDirectoryBuffer(request: request, capacity: size, plus: plus)
+            for entry in entries {
+                let attributes = Self.fuseAttributes(entry.attributes)
+                let item = FuseDirectoryEntry(name: entry.name, ino: attributes.ino, mode: attributes.mode, nextOffset: entry.nextOffset)
+                if plus && entry.name != [46] && entry.name != [46, 46] {
+                    guard buffer.add(item, plus: Self.entry(entry.attributes)) else { break }
+                    core.noteListed(entry.attributes.ino)
+                } else {
+                    guard buffer.add(item) else { break }
+                }
+            }
+            request.reply(directory: buffer)
+        } catch {
+            fail(request, error, "readdir")
+        }
+    }
+
+    public func releasedir(_ request: FuseRequest, ino: UInt64, handle: UInt64) {
+        request.reply(error: 0)
+    }
+
+    public func fsyncdir(_ request: FuseRequest, ino: UInt64, handle: UInt64, dataOnly: Bool) {
+        request.reply(error: 0)
+    }
+
+    public func statfs(_ request: FuseRequest, ino: UInt64) {
+        let stats = core.statistics()
+        request.reply(statfs: FuseStatfs(
+            blockSize: stats.blockSize, fragmentSize: stats.blockSize, blocks: stats.total, blocksFree: stats.free,
+            blocksAvailable: stats.available, files: stats.files + 1_000_000, filesFree: 1_000_000, nameMax: 255
+        ))
+    }
+
+    // MARK: Extended attributes
+
+    private func replySized(_ request: FuseRequest, _ value: [UInt8], size: Int) {
+        if size == 0 {
+            request.reply(xattrSize: value.count)
+        } else if size < value.count {
+            request.reply(error: ERANGE)
+        } else {
+            request.reply(bytes: value)
+        }
+    }
+
+    public func getxattr(_ request: FuseRequest, ino: UInt64, name: [UInt8], size: Int) {
+        do { replySized(request, try core.getXattr(Int64(ino), name: name), size: size) } catch { fail(request, error, "getxattr") }
+    }
+
+    public func listxattr(_ request: FuseRequest, ino: UInt64, size: Int) {
+        do { replySized(request, try core.listXattrs(Int64(ino)), size: size) } catch { fail(request, error, "listxattr") }
+    }
+
+    public func setxattr(_ request: FuseRequest, ino: UInt64, name: [UInt8], value: [UInt8], flags: Int32) {
+        do {
+            try core.setXattr(Int64(ino), name: name, value: value, flags: flags)
+            request.reply(error: 0)
+        } catch {
+            fail(request, error, "setxattr")
+        }
+    }
+
+    public func removexattr(_ request: FuseRequest, ino: UInt64, name: [UInt8]) {
+        do {
+            try core.removeXattr(Int64(ino), name: name)
+            request.reply(error: 0)
+        } catch {
+            fail(request, error, "removexattr")
+        }
+    }
+}

@@ -1,0 +1,174 @@
+import Glibc
+import Synchronization
+import SyncEngine
+
+/// In-memory facts about inodes the kernel and programs are using right now: open
+/// handles, lookup counts, write generations. One Mutex, held only for map updates
+/// (a leaf in the lock order: nothing else is taken while it is held).
+public final class HandleTable: LocalActivity {
+    struct Live {
+        var lookups: UInt64 = 0
+        var openCount = 0
+        var writers = 0
+        var writeGeneration: UInt64 = 0
+        /// The write generation at the last fsync: a file fsynced since its last write may be uploaded while open.
+        var syncedGeneration: UInt64 = 0
+        /// The database already says "content changed" for the current generation.
+        var markedDirty = false
+        /// Cached pages may be stale: the next open must not keep them.
+        var contentReplaced = false
+        /// Unlinked here: drop the row once nothing uses the inode.
+        var unlinked = false
+
+        var isIdle: Bool {
+            lookups == 0 && openCount == 0 && writeGeneration == 0 && !contentReplaced && !unlinked && !markedDirty
+        }
+    }
+
+    private struct State {
+        var live: [Int64: Live] = [:]
+        var files: [UInt64: OpenFile] = [:]
+        var nextHandle: UInt64 = 1
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    private func update<T>(_ ino: Int64, _ body: (inout Live) -> T) -> T {
+        state.withLock { state in
+            var live = state.live[ino] ?? Live()
+            let result = body(&live)
+            if live.isIdle { state.live.removeValue(forKey: ino) } else { state.live[ino] = live }
+            return result
+        }
+    }
+
+    private func peek<T>(_ ino: Int64, _ body: (Live) -> T) -> T {
+        state.withLock { body($0.live[ino] ?? Live()) }
+    }
+
+    // MARK: Lookups
+
+    func addLookup(_ ino: Int64) {
+        update(ino) { $0.lookups += 1 }
+    }
+
+    /// Returns true when the inode is no longer used and was unlinked here (purge it now).
+    func forget(_ ino: Int64, _ count: UInt64) -> Bool {
+        update(ino) { live in
+            live.lookups -= min(live.lookups, count)
+            let purge = live.unlinked && live.lookups == 0 && live.openCount == 0
+            if purge { live.unlinked = false }
+            return purge
+        }
+    }
+
+    func markUnlinked(_ ino: Int64) {
+        update(ino) { $0.unlinked = true }
+    }
+
+    // MARK: Handles
+
+    func open(_ file: OpenFile) -> (handle: UInt64, keepCache: Bool) {
+        state.withLock { state in
+            let handle = state.nextHandle
+            state.nextHandle += 1
+            state.files[handle] = file
+            var live = state.live[file.ino] ?? Live()
+            live.openCount += 1
+            if file.writable { live.writers += 1 }
+            let keep = !live.contentReplaced
+            live.contentReplaced = false
+            state.live[file.ino] = live
+            return (handle, keep)
+        }
+    }
+
+    func file(_ handle: UInt64) -> OpenFile? {
+        state.withLock { $0.files[handle] }
+    }
+
+    /// Closes the handle's descriptor. Returns the file, whether it was the last writer,
+    /// and whether the inode is now unused and unlinked (purge it).
+    func close(_ handle: UInt64) -> (file: OpenFile, lastWriter: Bool, purge: Bool)? {
+        let result: (OpenFile, Bool, Bool)? = state.withLock { state in
+            guard let file = state.files.removeValue(forKey: handle) else { return nil }
+            var live = state.live[file.ino] ?? Live()
+            live.openCount -= 1
+            var lastWriter = false
+            if file.writable {
+                live.writers -= 1
+                lastWriter = live.writers == 0
+            }
+            let purge = live.unlinked && live.lookups == 0 && live.openCount == 0
+            if purge { live.unlinked = false }
+            if live.isIdle { state.live.removeValue(forKey: file.ino) } else { state.live[file.ino] = live }
+            return (file, lastWriter, purge)
+        }
+        if let result { Glibc.close(result.0.fd) }
+        return result
+    }
+
+    /// Every descriptor, for shutdown.
+    public func closeAll() {
+        let fds = state.withLock { state in
+            let fds = state.files.values.map(\.fd)
+            state.files = [:]
+            return fds
+        }
+        for fd in fds { Glibc.close(fd) }
+    }
+
+    // MARK: Content generations
+
+    /// A local content change: returns true if the database must now be told (first change since clean).
+    func noteWrite(_ ino: Int64) -> Bool {
+        update(ino) { live in
+            live.writeGeneration &+= 1
+            if live.writeGeneration == 0 { live.writeGeneration = 1 }
+            let first = !live.markedDirty
+            live.markedDirty = true
+            return first
+        }
+    }
+
+    /// The database write that recorded a change failed: say it again next time.
+    func unmarkDirty(_ ino: Int64) {
+        update(ino) { $0.markedDirty = false }
+    }
+
+    func noteFsync(_ ino: Int64) {
+        update(ino) { $0.syncedGeneration = $0.writeGeneration }
+    }
+
+    func markContentReplaced(_ ino: Int64) {
+        update(ino) { $0.contentReplaced = true }
+    }
+
+    // MARK: LocalActivity
+
+    public func hasWriters(_ ino: Int64) -> Bool {
+        peek(ino) { $0.writers > 0 }
+    }
+
+    public func isBeingWritten(_ ino: Int64) -> Bool {
+        peek(ino) { $0.writers > 0 && $0.syncedGeneration != $0.writeGeneration }
+    }
+
+    public func writeGeneration(_ ino: Int64) -> UInt64 {
+        peek(ino) { $0.writeGeneration }
+    }
+
+    public func commitContent(_ ino: Int64, generation: UInt64) -> Bool {
+        update(ino) { live in
+            guard live.writeGeneration == generation else { return false }
+            live.markedDirty = false
+            return true
+        }
+    }
+
+    public func isReferenced(_ ino: Int64) -> Bool {
+        peek(ino) { $0.lookups > 0 || $0.openCount > 0 }
+    }
+}

@@ -1,0 +1,45 @@
+import ItemModel
+
+/// What ubiqfs needs from a "cloud": five primitives that a local folder, S3 and most
+/// object stores provide. Keys are relative to the container (see `ContainerLayout`).
+/// Stores know nothing of files, items or FUSE.
+public protocol ContainerStore: Sendable {
+    /// For status output and logs; never contains secrets.
+    var displayName: String { get }
+
+    /// The object's bytes, or the given byte range of them. Throws `.notFound` if absent.
+    func get(_ key: String, range: Range<Int64>?) async throws(StoreError) -> [UInt8]
+
+    /// Creates or replaces an object atomically: readers see the old or the new bytes, never a mix.
+    func put(_ key: String, _ bytes: [UInt8]) async throws(StoreError)
+
+    /// Creates the object only if no object has the key; false if one existed (another
+    /// writer won). This is what makes journal commits a total order.
+    func putIfAbsent(_ key: String, _ bytes: [UInt8]) async throws(StoreError) -> Bool
+
+    func exists(_ key: String) async throws(StoreError) -> Bool
+
+    /// Keys that start with `prefix` and sort after `startAfter`, in ascending byte order, at most `limit`.
+    func list(prefix: String, startAfter: String?, limit: Int) async throws(StoreError) -> [String]
+
+    /// Removes an object; removing an absent object is not an error.
+    func delete(_ key: String) async throws(StoreError)
+}
+
+extension ContainerStore {
+    public func get(_ key: String) async throws(StoreError) -> [UInt8] {
+        try await get(key, range: nil)
+    }
+
+    /// Every key under `prefix` after `startAfter`, following pages.
+    public func listAll(prefix: String, startAfter: String? = nil) async throws(StoreError) -> [String] {
+        var keys: [String] = []
+        var cursor = startAfter
+        while true {
+            let page = try await list(prefix: prefix, startAfter: cursor, limit: 1000)
+            keys += page
+            guard page.count == 1000, let last = page.last else { return keys }
+            cursor = last
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import Glibc
+import ItemModel
+
+/// Local content, one file per item named by its inode number (`cache/<ino>`), never by
+/// a name from the store. Files are opened with O_NOFOLLOW. New versions are written to
+/// `cache/tmp/`, fsynced, renamed into place and the folder fsynced, so a crash leaves
+/// either the old or the new version. Open descriptors keep the version they opened.
+public final class ContentCache: Sendable {
+    public let directory: String
+    private let tempDirectory: String
+
+    /// UTIME_OMIT from <sys/stat.h>, a macro Swift does not import: leave that time alone.
+    private static let utimeOmit = (1 << 30) - 2
+
+    public init(directory: String) throws(CacheError) {
+        self.directory = directory
+        self.tempDirectory = directory + "/tmp"
+        do {
+            try Syscall.makeDirectories(tempDirectory, mode: 0o700)
+        } catch {
+            throw CacheError("cannot create the cache folder \(directory)", error)
+        }
+        clearTemporaries()
+    }
+
+    public func path(for ino: Int64) -> String { directory + "/" + String(ino) }
+
+    /// Opens the item's cache file; it must exist unless `create` is set.
+    public func open(_ ino: Int64, writable: Bool, create: Bool = false) throws(CacheError) -> Int32 {
+        var flags = (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC
+        if create { flags |= O_CREAT }
+        do {
+            return try Syscall.check("open") { Glibc.open(path(for: ino), flags, 0o600) }
+        } catch {
+            throw CacheError("cannot open the cache file of inode \(ino)", error)
+        }
+    }
+
+    /// Makes the item's content an empty local file (new files, O_TRUNC on a placeholder).
+    public func createEmpty(_ ino: Int64) throws(CacheError) {
+        do {
+            let fd = try Syscall.check("open") { Glibc.open(path(for: ino), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+            close(fd)
+        } catch {
+            throw CacheError("cannot create the cache file of inode \(ino)", error)
+        }
+    }
+
+    /// Drops the content (eviction, remote change, delete); open descriptors keep reading it.
+    public func remove(_ ino: Int64) {
+        unlink(path(for: ino))
+    }
+
+    public func status(_ ino: Int64) -> CacheFileStatus? {
+        var info = stat()
+        guard lstat(path(for: ino), &info) == 0 else { return nil }
+        return Self.status(info)
+    }
+
+    public func status(fd: Int32) -> CacheFileStatus? {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        return Self.status(info)
+    }
+
+    private static func status(_ info: stat) -> CacheFileStatus {
+        CacheFileStatus(
+            size: Int64(info.st_size),
+            mtime: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
+            blocks: Int64(info.st_blocks)
+        )
+    }
+
+    /// Gives content to another inode (a conflict copy keeps the local bytes).
+    public func move(from source: Int64, to destination: Int64) throws(CacheError) {
+        do {
+            try Syscall.check("rename") { rename(path(for: source), path(for: destination)) }
+        } catch {
+            throw CacheError("cannot move cache file \(source) to \(destination)", error)
+        }
+    }
+
+    /// Sets the cache file's mtime so it matches the item's (the cache file is the local truth).
+    public func setModificationTime(_ ino: Int64, nanoseconds: Int64) {
+        var times = [
+            timespec(tv_sec: 0, tv_nsec: Self.utimeOmit),
+            timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000)),
+        ]
+        utimensat(AT_FDCWD, path(for: ino), &times, AT_SYMLINK_NOFOLLOW)
+    }
+
+    public func makeTemporary() throws(CacheError) -> TemporaryCacheFile {
+        let path = tempDirectory + "/" + ItemID.random().rawValue
+        do {
+            let fd = try Syscall.check("open") { Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+            return TemporaryCacheFile(fd: fd, path: path)
+        } catch {
+            throw CacheError("cannot create a temporary cache file", error)
+        }
+    }
+
+    public func discard(_ temporary: TemporaryCacheFile) {
+        close(temporary.fd)
+        unlink(temporary.path)
+    }
+
+    /// fsync, rename over the item's cache file, fsync the folder: durable and atomic.
+    public func install(_ temporary: TemporaryCacheFile, as ino: Int64, mtime: Int64) throws(CacheError) {
+        defer { close(temporary.fd) }
+        var times = [
+            timespec(tv_sec: 0, tv_nsec: Self.utimeOmit),
+            timespec(tv_sec: Int(mtime / 1_000_000_000), tv_nsec: Int(mtime % 1_000_000_000)),
+        ]
+        futimens(temporary.fd, &times)
+        do {
+            try Syscall.check("fsync") { fsync(temporary.fd) }
+            try Syscall.check("rename") { rename(temporary.path, path(for: ino)) }
+            try Syscall.fsyncDirectory(directory)
+        } catch {
+            unlink(temporary.path)
+            throw CacheError("cannot install downloaded content of inode \(ino)", error)
+        }
+    }
+
+    /// Inode numbers that have a cache file (for reconciling with the database at startup).
+    public func cachedInodes() -> [Int64] {
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var inodes: [Int64] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if let ino = Int64(name) { inodes.append(ino) }
+        }
+        return inodes
+    }
+
+    private func clearTemporaries() {
+        guard let dir = opendir(tempDirectory) else { return }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { unlink(tempDirectory + "/" + name) }
+        }
+    }
+}

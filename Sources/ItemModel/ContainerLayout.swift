@@ -1,0 +1,26 @@
+/// Where each object of a container lives in a store (docs/CONTAINER-FORMAT.md).
+/// Keys are relative to the container's prefix.
+public enum ContainerLayout {
+    public static let infoKey = "container.json"
+    public static let journalPrefix = "journal/"
+    public static let blockPrefix = "blocks/"
+    public static let checkpointPrefix = "checkpoints/"
+
+    /// 20 zero-padded digits, so lexicographic order (what stores list in) is numeric order.
+    public static func journalKey(_ seq: UInt64) -> String { journalPrefix + padded(seq) }
+    public static func checkpointKey(_ seq: UInt64) -> String { checkpointPrefix + padded(seq) }
+    public static func blockKey(_ hash: String) -> String { blockPrefix + hash }
+
+    /// The sequence number of a journal or checkpoint key, or nil for anything else.
+    public static func sequence(ofKey key: String, prefix: String) -> UInt64? {
+        guard key.hasPrefix(prefix) else { return nil }
+        let digits = key.dropFirst(prefix.count)
+        guard digits.utf8.count == 20, digits.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        return UInt64(digits)
+    }
+
+    private static func padded(_ value: UInt64) -> String {
+        let digits = String(value)
+        return String(repeating: "0", count: max(0, 20 - digits.count)) + digits
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+
+/// The committed state of one item as the journal and checkpoints carry it. It holds
+/// only what is meaningful on every device: no inode numbers, owners or local state.
+public struct ItemSnapshot: Hashable, Sendable, Codable {
+    public var id: ItemID
+    public var parent: ItemID
+    public var name: ByteString
+    public var kind: ItemKind
+    /// Permission bits only (0o7777 at most; setuid/setgid are stripped on apply).
+    public var mode: UInt32
+    /// Modification time in nanoseconds since the epoch.
+    public var mtime: Int64
+    public var size: Int64
+    /// Content blocks in order, for files; their lengths add up to `size`.
+    public var blocks: [BlockReference]?
+    public var target: ByteString?
+    /// User extended attributes (`user.*` names only), values as bytes.
+    public var xattrs: [String: Data]?
+
+    public init(
+        id: ItemID, parent: ItemID, name: ByteString, kind: ItemKind, mode: UInt32, mtime: Int64,
+        size: Int64, blocks: [BlockReference]? = nil, target: ByteString? = nil, xattrs: [String: Data]? = nil
+    ) {
+        self.id = id
+        self.parent = parent
+        self.name = name
+        self.kind = kind
+        self.mode = mode
+        self.mtime = mtime
+        self.size = size
+        self.blocks = blocks
+        self.target = target
+        self.xattrs = xattrs
+    }
+}

@@ -1,0 +1,24 @@
+/// One commit: `journal/<seq>` in the store, written with put-if-absent so the
+/// sequence numbers are a total order every device replays identically.
+public struct JournalRecord: Hashable, Sendable, Codable {
+    public static let currentFormat = 1
+
+    public var format: Int
+    /// The writing device's random id (stable per state dir) and its human name.
+    public var device: String
+    public var deviceName: String
+    /// Unique per attempt: lets a device recognise its own commit whose reply was lost.
+    public var commit: String
+    /// Nanoseconds since the epoch, from the writer's clock (informational only).
+    public var time: Int64
+    public var ops: [JournalOperation]
+
+    public init(device: String, deviceName: String, commit: String, time: Int64, ops: [JournalOperation]) {
+        self.format = Self.currentFormat
+        self.device = device
+        self.deviceName = deviceName
+        self.commit = commit
+        self.time = time
+        self.ops = ops
+    }
+}

@@ -1,0 +1,50 @@
+/// Checks what comes from the store before it touches local state: other devices'
+/// records are input, not trusted. Invalid operations are refused one by one (and
+/// logged by the caller) so one bad item cannot block the rest of the container.
+public enum RecordValidator {
+    /// Largest size accepted for an item (16 TiB), beyond any real file here.
+    public static let maxSize: Int64 = 1 << 44
+    public static let maxTargetLength = 4095
+
+    public static func validate(_ record: JournalRecord) throws(RecordError) {
+        guard record.format == JournalRecord.currentFormat else {
+            throw RecordError(code: .unsupportedFormat, message: "journal record format \(record.format) is not supported (this ubiqfs reads format \(JournalRecord.currentFormat)); upgrade ubiqfs")
+        }
+    }
+
+    /// The item as it may be applied: permissions sanitised (no setuid/setgid),
+    /// or an error saying why it is refused.
+    public static func sanitized(_ item: ItemSnapshot) throws(RecordError) -> ItemSnapshot {
+        var item = item
+        func refuse(_ why: String) -> RecordError {
+            RecordError(code: .invalid, message: "item \(item.id.rawValue.prefix(40)) refused: \(why)")
+        }
+        guard item.id.isWellFormed, item.id != .root else { throw refuse("malformed id") }
+        guard item.parent.isWellFormed, item.parent != item.id else { throw refuse("malformed parent") }
+        guard ItemName.isValid(item.name) else { throw refuse("name not allowed on Linux") }
+        guard item.size >= 0, item.size <= maxSize else { throw refuse("size \(item.size) out of range") }
+        item.mode &= 0o1777
+        switch item.kind {
+        case .file:
+            let blocks = item.blocks ?? []
+            guard blocks.allSatisfy(\.isWellFormed) else { throw refuse("malformed block reference") }
+            guard blocks.reduce(0, { $0 + $1.length }) == item.size else { throw refuse("block lengths do not add up to the size") }
+            item.blocks = blocks
+            item.target = nil
+        case .directory:
+            item.blocks = nil
+            item.target = nil
+            item.size = 0
+        case .symlink:
+            guard let target = item.target, !target.bytes.isEmpty, target.bytes.count <= maxTargetLength, !target.bytes.contains(0) else {
+                throw refuse("symlink target missing or invalid")
+            }
+            item.blocks = nil
+            item.size = Int64(target.bytes.count)
+        }
+        if let xattrs = item.xattrs {
+            item.xattrs = xattrs.filter { $0.key.hasPrefix("user.") && !$0.key.hasPrefix("user.ubiqfs.") && $0.key.utf8.count <= 255 && $0.value.count <= 65536 }
+        }
+        return item
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import GRDB
+import ItemModel
+
+/// One item on this device: its committed base (`baseSeq`, `blocks`) and its local
+/// state, in one row. The inode number is the row id, so it is stable across remounts.
+public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePersistableRecord {
+    public static let databaseTableName = "item"
+    public static let rootIno: Int64 = 1
+
+    public var ino: Int64?
+    public var id: String
+    /// The parent's inode; nil for the root and for items no longer in the tree.
+    public var parent: Int64?
+    public var name: Data
+    public var kind: String
+    /// Permission bits (0o7777).
+    public var mode: Int64
+    public var uid: Int64
+    public var gid: Int64
+    public var size: Int64
+    /// Nanoseconds since the epoch.
+    public var mtime: Int64
+    public var ctime: Int64
+    public var atime: Int64
+    public var target: Data?
+    /// JSON object of user xattrs (name -> base64 value).
+    public var xattrs: Data?
+    /// JSON array of the committed version's blocks (files).
+    public var blocks: Data?
+    public var content: Int
+    /// The journal sequence of the committed version this row is based on; 0 = never committed.
+    public var baseSeq: Int64
+    public var dirty: Int
+    /// Gone from the tree; kept while the kernel or an open handle still uses the inode,
+    /// or until the delete is pushed.
+    public var deleted: Bool
+    /// Bumped by every local change, so a push clears `dirty` only if nothing changed meanwhile.
+    public var changeGen: Int64
+
+    public enum Columns {
+        public static let ino = Column(CodingKeys.ino)
+        public static let id = Column(CodingKeys.id)
+        public static let parent = Column(CodingKeys.parent)
+        public static let name = Column(CodingKeys.name)
+        public static let dirty = Column(CodingKeys.dirty)
+        public static let deleted = Column(CodingKeys.deleted)
+        public static let content = Column(CodingKeys.content)
+        public static let kind = Column(CodingKeys.kind)
+    }
+
+    public init(
+        id: ItemID, parent: Int64?, name: ByteString, kind: ItemKind, mode: UInt32, uid: UInt32, gid: UInt32,
+        size: Int64, mtime: Int64, ctime: Int64? = nil, target: ByteString? = nil
+    ) {
+        self.ino = nil
+        self.id = id.rawValue
+        self.parent = parent
+        self.name = Data(name.bytes)
+        self.kind = kind.rawValue
+        self.mode = Int64(mode & 0o7777)
+        self.uid = Int64(uid)
+        self.gid = Int64(gid)
+        self.size = size
+        self.mtime = mtime
+        self.ctime = ctime ?? mtime
+        self.atime = mtime
+        self.target = target.map { Data($0.bytes) }
+        self.xattrs = nil
+        self.blocks = nil
+        self.content = ContentState.placeholder.rawValue
+        self.baseSeq = 0
+        self.dirty = 0
+        self.deleted = false
+        self.changeGen = 0
+    }
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) {
+        ino = inserted.rowID
+    }
+
+    // MARK: Typed views of the stored columns
+
+    public var inode: Int64 { ino ?? 0 }
+    public var itemID: ItemID { ItemID(id) }
+    public var itemName: ByteString {
+        get { ByteString(Array(name)) }
+        set { name = Data(newValue.bytes) }
+    }
+    public var itemKind: ItemKind { ItemKind(rawValue: kind) ?? .file }
+    public var contentState: ContentState {
+        get { ContentState(rawValue: content) ?? .placeholder }
+        set { content = newValue.rawValue }
+    }
+    public var dirtyFlags: DirtyFlags {
+        get { DirtyFlags(rawValue: dirty) }
+        set { dirty = newValue.rawValue }
+    }
+    public var symlinkTarget: ByteString? { target.map { ByteString(Array($0)) } }
+
+    public var blockList: [BlockReference] {
+        get { blocks.flatMap { try? JSONDecoder().decode([BlockReference].self, from: $0) } ?? [] }
+        set { blocks = newValue.isEmpty ? nil : try? JSONEncoder().encode(newValue) }
+    }
+
+    public var userXattrs: [String: Data] {
+        get { xattrs.flatMap { try? JSONDecoder().decode([String: Data].self, from: $0) } ?? [:] }
+        set { xattrs = newValue.isEmpty ? nil : try? JSONEncoder().encode(newValue) }
+    }
+
+    /// Records a local change: what kind, and a new generation.
+    public mutating func markChanged(_ flags: DirtyFlags, now: Int64) {
+        dirtyFlags.formUnion(flags)
+        changeGen += 1
+        ctime = now
+    }
+}
+
+extension ItemRow {
+    public static func find(ino: Int64, _ db: Database) throws -> ItemRow? {
+        try ItemRow.fetchOne(db, key: ino)
+    }
+
+    public static func find(id: ItemID, _ db: Database) throws -> ItemRow? {
+        try ItemRow.filter(Columns.id == id.rawValue).fetchOne(db)
+    }
+
+    /// The live child with this name (deleted rows keep their name but are not in the tree).
+    public static func child(of parent: Int64, named name: ByteString, _ db: Database) throws -> ItemRow? {
+        try ItemRow.filter(Columns.parent == parent && Columns.name == Data(name.bytes) && Columns.deleted == false).fetchOne(db)
+    }
+
+    /// Live children in inode order, after `afterIno`: readdir offsets stay valid while the folder changes.
+    public static func children(of parent: Int64, after afterIno: Int64, limit: Int, _ db: Database) throws -> [ItemRow] {
+        try ItemRow
+            .filter(Columns.parent == parent && Columns.deleted == false && Columns.ino > afterIno)
+            .order(Columns.ino)
+            .limit(limit)
+            .fetchAll(db)
+    }
+
+    public static func hasChildren(_ parent: Int64, _ db: Database) throws -> Bool {
+        try ItemRow.filter(Columns.parent == parent && Columns.deleted == false).fetchCount(db) > 0
+    }
+
+    public static func childCount(_ parent: Int64, _ db: Database) throws -> Int {
+        try ItemRow.filter(Columns.parent == parent && Columns.deleted == false).fetchCount(db)
+    }
+
+    /// Rows with local changes not yet committed.
+    public static func dirtyRows(_ db: Database) throws -> [ItemRow] {
+        try ItemRow.filter(Columns.dirty != 0).order(Columns.ino).fetchAll(db)
+    }
+}

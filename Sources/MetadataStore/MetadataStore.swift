@@ -1,0 +1,145 @@
+import Foundation
+import GRDB
+import ItemModel
+
+/// This device's state (`state.db`): items, the journal cursor and the device identity.
+/// One `Sendable` facade owns the GRDB pool; reads run concurrently on libfuse threads,
+/// writes are serialised by SQLite. WAL with synchronous=NORMAL for ordinary changes;
+/// `durableWrite` switches to FULL for the fsync path (WAL+NORMAL was seen to lose
+/// committed transactions on power loss).
+public final class MetadataStore: Sendable {
+    public let pool: DatabasePool
+    public let path: String
+
+    public init(path: String) throws(MetadataError) {
+        self.path = path
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        configuration.busyMode = .timeout(30)
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+            try Self.migrator.migrate(pool)
+        } catch {
+            throw MetadataError(code: .open, message: "cannot open the state database \(path)", cause: error)
+        }
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.create(table: "item") { t in
+                t.autoIncrementedPrimaryKey("ino")
+                t.column("id", .text).notNull().unique()
+                t.column("parent", .integer)
+                t.column("name", .blob).notNull()
+                t.column("kind", .text).notNull()
+                t.column("mode", .integer).notNull()
+                t.column("uid", .integer).notNull()
+                t.column("gid", .integer).notNull()
+                t.column("size", .integer).notNull()
+                t.column("mtime", .integer).notNull()
+                t.column("ctime", .integer).notNull()
+                t.column("atime", .integer).notNull()
+                t.column("target", .blob)
+                t.column("xattrs", .blob)
+                t.column("blocks", .blob)
+                t.column("content", .integer).notNull()
+                t.column("baseSeq", .integer).notNull()
+                t.column("dirty", .integer).notNull()
+                t.column("deleted", .boolean).notNull()
+                t.column("changeGen", .integer).notNull()
+            }
+            // One live name per folder, enforced by SQLite itself.
+            try db.execute(sql: "CREATE UNIQUE INDEX item_name ON item(parent, name) WHERE deleted = 0")
+            try db.execute(sql: "CREATE INDEX item_children ON item(parent, ino)")
+            try db.execute(sql: "CREATE INDEX item_dirty ON item(dirty) WHERE dirty != 0")
+            // The committed state of every item as of `lastSeq` (the "synced tree"): the
+            // base that local changes are compared with, and what checkpoints are made of.
+            try db.create(table: "base") { t in
+                t.primaryKey("id", .text)
+                t.column("seq", .integer).notNull()
+                t.column("snapshot", .blob).notNull()
+            }
+            try db.create(table: "setting") { t in
+                t.primaryKey("key", .text)
+                t.column("value", .text).notNull()
+            }
+            let now = Int64(Date().timeIntervalSince1970 * 1e9)
+            var root = ItemRow(
+                id: .root, parent: nil, name: ByteString(""), kind: .directory, mode: 0o755,
+                uid: UInt32(getuid()), gid: UInt32(getgid()), size: 0, mtime: now
+            )
+            root.contentState = .local
+            try root.insert(db)
+        }
+        return migrator
+    }
+
+    public func read<T>(_ body: (Database) throws -> T) throws(MetadataError) -> T {
+        do { return try pool.read(body) } catch { throw Self.wrap(error) }
+    }
+
+    public func write<T>(_ body: (Database) throws -> T) throws(MetadataError) -> T {
+        do { return try pool.write(body) } catch { throw Self.wrap(error) }
+    }
+
+    /// For actors: the same, without blocking a cooperative thread.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(MetadataError) -> T {
+        do { return try await pool.read(body) } catch { throw Self.wrap(error) }
+    }
+
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(MetadataError) -> T {
+        do { return try await pool.write(body) } catch { throw Self.wrap(error) }
+    }
+
+    /// A transaction that is on disk when this returns, with every one before it.
+    public func durableWrite<T>(_ body: (Database) throws -> T) throws(MetadataError) -> T {
+        do {
+            return try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                defer { try? db.execute(sql: "PRAGMA synchronous = NORMAL") }
+                var result: T?
+                try db.inTransaction {
+                    result = try body(db)
+                    return .commit
+                }
+                return result!
+            }
+        } catch {
+            throw Self.wrap(error)
+        }
+    }
+
+    // MARK: Settings
+
+    public func setting(_ key: String) throws(MetadataError) -> String? {
+        try read { db in try String.fetchOne(db, sql: "SELECT value FROM setting WHERE key = ?", arguments: [key]) }
+    }
+
+    public func setSetting(_ key: String, _ value: String) throws(MetadataError) {
+        try write { db in try Self.setSetting(key, value, db) }
+    }
+
+    public static func setSetting(_ key: String, _ value: String, _ db: Database) throws {
+        try db.execute(sql: "INSERT INTO setting(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", arguments: [key, value])
+    }
+
+    public static func setting(_ key: String, _ db: Database) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT value FROM setting WHERE key = ?", arguments: [key])
+    }
+
+    static func wrap(_ error: any Error) -> MetadataError {
+        if let error = error as? MetadataError { return error }
+        if let error = error as? DatabaseError {
+            switch error.resultCode {
+            case .SQLITE_FULL: return MetadataError(code: .diskFull, message: "the state disk is full", cause: error)
+            case .SQLITE_CORRUPT, .SQLITE_NOTADB: return MetadataError(code: .corrupt, message: "the state database is damaged", cause: error)
+            case .SQLITE_CONSTRAINT: return MetadataError(code: .constraint, message: "state database constraint", cause: error)
+            default: break
+            }
+        }
+        return MetadataError(code: .query, message: "state database error", cause: error)
+    }
+}

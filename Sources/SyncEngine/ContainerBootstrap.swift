@@ -1,0 +1,66 @@
+import ContainerStore
+import ItemModel
+import MetadataStore
+
+/// Opens a container: reads `container.json`, or creates it (put-if-absent, so two
+/// devices creating one container at once agree), and binds the state dir to it.
+public enum ContainerBootstrap {
+    public static func open(
+        store: any ContainerStore, metadata: MetadataStore, deviceName: String
+    ) async throws(SyncError) -> (ContainerInfo, DeviceIdentity) {
+        let info = try await readOrCreate(store)
+        guard info.format == ContainerInfo.currentFormat else {
+            throw SyncError(code: .container, message: "the container has format \(info.format); this ubiqfs supports \(ContainerInfo.currentFormat)")
+        }
+        guard info.blockSize >= 4096, info.blockSize <= 64 * 1024 * 1024 else {
+            throw SyncError(code: .container, message: "the container's block size \(info.blockSize) is out of range")
+        }
+        do {
+            let (boundID, deviceID) = try await metadata.write { db -> (String?, String) in
+                let bound = try MetadataStore.setting(SettingKey.containerID, db)
+                if bound == nil { try MetadataStore.setSetting(SettingKey.containerID, info.id, db) }
+                var device = try MetadataStore.setting(SettingKey.deviceID, db)
+                if device == nil {
+                    let fresh = ItemID.random().rawValue
+                    try MetadataStore.setSetting(SettingKey.deviceID, fresh, db)
+                    device = fresh
+                }
+                return (bound, device!)
+            }
+            if let boundID, boundID != info.id {
+                throw SyncError(code: .container, message: "this state dir belongs to another container (\(boundID)); use another --state-dir")
+            }
+            return (info, DeviceIdentity(id: deviceID, name: deviceName))
+        } catch let error as SyncError {
+            throw error
+        } catch {
+            throw SyncError(code: .metadata, message: "cannot record the container in the state database", cause: error)
+        }
+    }
+
+    private static func readOrCreate(_ store: any ContainerStore) async throws(SyncError) -> ContainerInfo {
+        for _ in 0..<3 {
+            do {
+                let bytes = try await store.get(ContainerLayout.infoKey)
+                do {
+                    return try RecordCodec.decode(ContainerInfo.self, from: bytes)
+                } catch {
+                    throw SyncError(code: .container, message: "container.json in \(store.displayName) is not readable", cause: error)
+                }
+            } catch let error as SyncError {
+                throw error
+            } catch let error as StoreError where error.code == .notFound {
+                let info = ContainerInfo(id: ItemID.random().rawValue, created: Timestamp.now())
+                do {
+                    let bytes = try RecordCodec.encode(info)
+                    if try await store.putIfAbsent(ContainerLayout.infoKey, bytes) { return info }
+                } catch {
+                    throw SyncEngine.wrap(error, "cannot create the container in \(store.displayName)")
+                }
+            } catch {
+                throw SyncEngine.wrap(error, "cannot read the container from \(store.displayName)")
+            }
+        }
+        throw SyncError(code: .container, message: "cannot read or create container.json in \(store.displayName)")
+    }
+}

@@ -1,0 +1,13 @@
+/// A kernel cache entry that a sync step made stale. Collected while leases are held,
+/// sent by the filesystem's notifier after they are released.
+public enum KernelInvalidation: Sendable, Hashable {
+    /// Attributes, and cached data too when `data` is set.
+    case inode(Int64, data: Bool)
+    /// A name in a folder (now pointing elsewhere, or nowhere).
+    case entry(parent: Int64, name: [UInt8])
+}
+
+/// Where invalidations go: the filesystem's single notifier.
+public protocol InvalidationSink: Sendable {
+    func invalidate(_ invalidations: [KernelInvalidation])
+}

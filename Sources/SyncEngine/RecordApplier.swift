@@ -1,0 +1,298 @@
+import Foundation
+import GRDB
+import ItemModel
+import MetadataStore
+
+/// Applies committed journal operations to this device's state inside one database
+/// transaction. All conflict policy lives here (the rebase of the design note): local
+/// changes not yet committed are observations in the rows, and each remote operation is
+/// applied on top of them by these rules:
+/// - both edited a file's content: the committed version keeps the name and id; the local
+///   version becomes a new item, `name (conflict from DEVICE date).ext`, beside it;
+/// - local metadata changes win over remote metadata changes (they are pushed next);
+/// - edit vs delete: the edit wins, the item (and the folders above it) come back;
+/// - two items with one name: the one not yet committed (or not named by the record) is renamed `name (2)`;
+/// - a move that would make a cycle puts the moved folder at the root instead.
+struct RecordApplier {
+    let db: Database
+    let device: DeviceIdentity
+    let now: Int64
+    var outcome = ApplyOutcome()
+
+    init(db: Database, device: DeviceIdentity, now: Int64) {
+        self.db = db
+        self.device = device
+        self.now = now
+    }
+
+    mutating func apply(_ record: JournalRecord, seq: UInt64) throws {
+        let own = record.device == device.id
+        for operation in record.ops {
+            switch operation {
+            case .upsert(let raw):
+                let item: ItemSnapshot
+                do {
+                    item = try RecordValidator.sanitized(raw)
+                } catch {
+                    outcome.refused.append("journal \(seq): \(error.message)")
+                    continue
+                }
+                try upsert(item, seq: seq, own: own)
+            case .delete(let id):
+                guard id.isWellFormed, id != .root else {
+                    outcome.refused.append("journal \(seq): delete of malformed id refused")
+                    continue
+                }
+                try delete(id)
+            }
+        }
+        try MetadataStore.setSetting(SettingKey.lastSeq, String(seq), db)
+    }
+
+    // MARK: Upsert
+
+    mutating func upsert(_ item: ItemSnapshot, seq: UInt64, own: Bool) throws {
+        guard var parent = item.parent == .root ? try ItemRow.find(ino: ItemRow.rootIno, db) : try ItemRow.find(id: item.parent, db) else {
+            outcome.refused.append("journal \(seq): \(item.name) refused: its folder \(item.parent) does not exist")
+            return
+        }
+        guard parent.itemKind == .directory else {
+            outcome.refused.append("journal \(seq): \(item.name) refused: its parent is not a folder")
+            return
+        }
+        if parent.deleted {
+            // A remote change into a folder deleted here: the folder comes back.
+            try resurrect(&parent)
+        }
+        let base = try BaseSnapshots.find(item.id, db)
+        try BaseSnapshots.set(item, seq: seq, db)
+
+        guard var row = try ItemRow.find(id: item.id, db) else {
+            try insert(item, parent: parent.inode, seq: seq)
+            return
+        }
+        if row.deleted {
+            // Deleted here (pushed or not) and changed there: the change wins.
+            row.deleted = false
+            row.dirtyFlags = []
+            try place(&row, parent: parent.inode, name: item.name)
+            take(item, into: &row, content: true)
+            if row.itemKind == .file && row.contentState == .local {
+                row.contentState = .placeholder
+                outcome.droppedContent.append(row.inode)
+            }
+            row.baseSeq = Int64(seq)
+            try row.update(db)
+            outcome.invalidations.append(.inode(row.inode, data: true))
+            return
+        }
+
+        let localFlags = row.dirtyFlags
+        let committedBlocks = base?.blocks ?? row.blockList
+        let contentChanged = item.kind == .file && (item.blocks ?? []) != committedBlocks
+
+        if own {
+            // Our own commit, seen again after a lost reply or a crash: it is the base now.
+            if localFlags.contains(.metadata) && matchesMetadata(row, item, parent: parent.inode) {
+                row.dirtyFlags.remove(.metadata)
+            }
+            if !localFlags.contains(.content) { row.blockList = item.blocks ?? [] }
+            row.baseSeq = Int64(seq)
+            try row.update(db)
+            return
+        }
+
+        if localFlags.contains(.content) && contentChanged {
+            try splitConflict(&row, remote: item, parent: parent.inode, seq: seq)
+            return
+        }
+
+        if !localFlags.contains(.metadata) {
+            if row.parent != parent.inode || row.itemName != item.name {
+                var target = parent.inode
+                if row.itemKind == .directory, try isInside(target, row.inode) {
+                    target = ItemRow.rootIno
+                    row.markChanged(.metadata, now: now)
+                    outcome.conflicts.append("moving \(item.name) would make a cycle; it was put at the top of the container")
+                }
+                try place(&row, parent: target, name: item.name)
+            }
+            take(item, into: &row, content: false)
+        }
+        if contentChanged && !localFlags.contains(.content) {
+            row.blockList = item.blocks ?? []
+            row.size = item.size
+            row.mtime = item.mtime
+            if row.contentState == .local {
+                row.contentState = .placeholder
+                outcome.droppedContent.append(row.inode)
+            }
+            outcome.invalidations.append(.inode(row.inode, data: true))
+        } else {
+            outcome.invalidations.append(.inode(row.inode, data: false))
+        }
+        row.baseSeq = Int64(seq)
+        try row.update(db)
+    }
+
+    private mutating func insert(_ item: ItemSnapshot, parent: Int64, seq: UInt64) throws {
+        try makeRoom(parent: parent, name: item.name, keeping: item.id)
+        var row = ItemRow(
+            id: item.id, parent: parent, name: item.name, kind: item.kind, mode: item.mode,
+            uid: UInt32(getuid()), gid: UInt32(getgid()), size: item.size, mtime: item.mtime, ctime: now,
+            target: item.target
+        )
+        take(item, into: &row, content: true)
+        row.contentState = item.kind == .file ? .placeholder : .local
+        row.baseSeq = Int64(seq)
+        try row.insert(db)
+        outcome.invalidations.append(.entry(parent: parent, name: item.name.bytes))
+    }
+
+    /// Copies the committed fields into the row; content fields only when asked.
+    private func take(_ item: ItemSnapshot, into row: inout ItemRow, content: Bool) {
+        row.kind = item.kind.rawValue
+        row.mode = Int64(item.mode)
+        row.mtime = item.mtime
+        row.target = item.target.map { Data($0.bytes) }
+        row.userXattrs = item.xattrs ?? [:]
+        row.ctime = now
+        if content || item.kind != .file {
+            row.size = item.size
+            row.blockList = item.blocks ?? []
+        }
+    }
+
+    private func matchesMetadata(_ row: ItemRow, _ item: ItemSnapshot, parent: Int64) -> Bool {
+        row.parent == parent && row.itemName == item.name && UInt32(row.mode) == item.mode
+            && row.symlinkTarget == item.target && row.userXattrs == (item.xattrs ?? [:])
+    }
+
+    /// The local version becomes a new item beside the committed one, keeping its inode
+    /// (and so every open handle on it) and its cache file.
+    private mutating func splitConflict(_ row: inout ItemRow, remote: ItemSnapshot, parent: Int64, seq: UInt64) throws {
+        let originalName = row.itemName
+        let copyName = try freeName(
+            ItemName.conflictCopy(of: originalName, device: device.name, date: Timestamp.conflictStamp(now)),
+            parent: row.parent ?? ItemRow.rootIno
+        )
+        row.id = ItemID.random().rawValue
+        row.itemName = copyName
+        row.baseSeq = 0
+        row.blockList = []
+        row.markChanged([.metadata, .content], now: now)
+        try row.update(db)
+        outcome.invalidations.append(.entry(parent: row.parent ?? ItemRow.rootIno, name: originalName.bytes))
+        outcome.invalidations.append(.inode(row.inode, data: false))
+        outcome.conflicts.append("\(originalName): edited here and on another device; this device's version is now \(copyName)")
+        try insert(remote, parent: parent, seq: seq)
+    }
+
+    // MARK: Delete
+
+    mutating func delete(_ id: ItemID) throws {
+        try BaseSnapshots.remove(id, db)
+        guard let row = try ItemRow.find(id: id, db) else { return }
+        if row.deleted {
+            var row = row
+            // Deleted on both sides: nothing left to push.
+            row.dirtyFlags = []
+            try row.update(db)
+            return
+        }
+        let subtree = try Int64.fetchAll(db, sql: """
+            WITH RECURSIVE sub(ino) AS (
+                SELECT ? UNION ALL SELECT item.ino FROM item JOIN sub ON item.parent = sub.ino WHERE item.deleted = 0
+            ) SELECT ino FROM sub
+            """, arguments: [row.inode])
+        // Deepest first, so a folder is decided after everything in it.
+        var survivors: Set<Int64> = []
+        for ino in subtree.reversed() {
+            guard var item = try ItemRow.find(ino: ino, db) else { continue }
+            let keep = try item.dirty != 0 || ItemRow.hasChildren(ino, db)
+            if keep {
+                // Edit wins over delete: the item stays and will be committed as new.
+                survivors.insert(ino)
+                item.baseSeq = 0
+                item.markChanged(.metadata, now: now)
+                try BaseSnapshots.remove(item.itemID, db)
+                try item.update(db)
+                continue
+            }
+            item.deleted = true
+            item.dirtyFlags = []
+            try item.update(db)
+            if item.contentState == .local { outcome.droppedContent.append(ino) }
+            outcome.invalidations.append(.entry(parent: item.parent ?? ItemRow.rootIno, name: item.itemName.bytes))
+            outcome.invalidations.append(.inode(ino, data: false))
+        }
+        if !survivors.isEmpty {
+            outcome.conflicts.append("\(row.itemName): deleted on another device but changed here; the changed items were kept")
+        }
+    }
+
+    // MARK: Names and places
+
+    /// Moves the row to `parent/name`, renaming whatever else lives there first.
+    private mutating func place(_ row: inout ItemRow, parent: Int64, name: ByteString) throws {
+        if let oldParent = row.parent {
+            outcome.invalidations.append(.entry(parent: oldParent, name: row.itemName.bytes))
+        }
+        if row.parent != parent || row.itemName != name || row.deleted {
+            try makeRoom(parent: parent, name: name, keeping: row.itemID)
+        }
+        row.parent = parent
+        row.itemName = name
+        outcome.invalidations.append(.entry(parent: parent, name: name.bytes))
+    }
+
+    /// Two items cannot share a name: the one already here steps aside as `name (n)`.
+    private mutating func makeRoom(parent: Int64, name: ByteString, keeping id: ItemID) throws {
+        guard var other = try ItemRow.child(of: parent, named: name, db), other.itemID != id else { return }
+        let newName = try freeName(name, parent: parent)
+        other.itemName = newName
+        other.markChanged(.metadata, now: now)
+        try other.update(db)
+        outcome.invalidations.append(.entry(parent: parent, name: name.bytes))
+        outcome.invalidations.append(.entry(parent: parent, name: newName.bytes))
+        outcome.conflicts.append("\(name): two items had this name; one is now \(newName)")
+    }
+
+    private func freeName(_ name: ByteString, parent: Int64) throws -> ByteString {
+        if try ItemRow.child(of: parent, named: name, db) == nil { return name }
+        var number = 2
+        while true {
+            let candidate = ItemName.numbered(name, number)
+            if try ItemRow.child(of: parent, named: candidate, db) == nil { return candidate }
+            number += 1
+        }
+    }
+
+    /// Brings back a folder deleted here (and its deleted ancestors), to be committed as new.
+    private mutating func resurrect(_ folder: inout ItemRow) throws {
+        if let parentIno = folder.parent, var parent = try ItemRow.find(ino: parentIno, db), parent.deleted {
+            try resurrect(&parent)
+        }
+        let parentIno = folder.parent ?? ItemRow.rootIno
+        let name = try freeName(folder.itemName, parent: parentIno)
+        folder.itemName = name
+        folder.deleted = false
+        folder.baseSeq = 0
+        folder.markChanged(.metadata, now: now)
+        try folder.update(db)
+        outcome.invalidations.append(.entry(parent: parentIno, name: name.bytes))
+        outcome.conflicts.append("\(name): deleted here but changed on another device; it was kept")
+    }
+
+    /// Whether `ino` is `ancestor` or inside it.
+    private func isInside(_ ino: Int64, _ ancestor: Int64) throws -> Bool {
+        var current: Int64? = ino
+        var steps = 0
+        while let value = current, steps < 10_000 {
+            if value == ancestor { return true }
+            current = try Int64.fetchOne(db, sql: "SELECT parent FROM item WHERE ino = ?", arguments: [value])
+            steps += 1
+        }
+        return false
+    }
+}

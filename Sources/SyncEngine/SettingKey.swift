@@ -1,0 +1,6 @@
+/// Keys of this device's settings in the state database.
+enum SettingKey {
+    static let lastSeq = "lastSeq"
+    static let deviceID = "deviceID"
+    static let containerID = "containerID"
+}

@@ -1,0 +1,15 @@
+/// Timing and batching of the sync engine; tests shorten the intervals.
+public struct SyncConfiguration: Sendable {
+    /// How often the journal is checked for other devices' commits.
+    public var pollInterval: Duration = .seconds(2)
+    /// Quiet time after the last local change before it is pushed (editors save in bursts).
+    public var debounce: Duration = .milliseconds(500)
+    /// Every this many journal records, the committing device writes a checkpoint.
+    public var checkpointInterval: UInt64 = 1000
+    /// Operations per journal record, so records stay small enough to read quickly.
+    public var maxOperationsPerRecord = 2000
+    /// How long an unmount waits for the last push before leaving it for the next mount.
+    public var shutdownPushTimeout: Duration = .seconds(30)
+
+    public init() {}
+}

@@ -1,0 +1,591 @@
+import ContainerStore
+import ContentCache
+import FileCoordinator
+import Foundation
+import GRDB
+import ItemModel
+import Logging
+import MetadataStore
+import Synchronization
+
+/// The background half of ubiqfs: pulls other devices' journal records and applies them
+/// under write leases, pushes local changes as new records, and downloads placeholders.
+/// One actor, and one loop task that runs every pull and push, so sync steps never race
+/// each other; downloads run beside it and install their result under a lease.
+public actor SyncEngine {
+    public nonisolated let store: any ContainerStore
+    public nonisolated let device: DeviceIdentity
+    public nonisolated let info: ContainerInfo
+    let metadata: MetadataStore
+    let cache: ContentCache
+    let coordinator: FileCoordinator
+    let activity: any LocalActivity
+    let invalidations: any InvalidationSink
+    let configuration: SyncConfiguration
+    let logger: Logger
+
+    /// Set from libfuse threads, read by the loop.
+    private struct Signals {
+        var pushWanted = false
+        var lastChange = ContinuousClock.now
+    }
+
+    private nonisolated let signals = Mutex(Signals())
+    private var lastSeq: UInt64
+    private var paused = false
+    private var online = true
+    private var lastError: String?
+    private var lastSync: Date?
+    private var conflicts: [String] = []
+    private var errors: [String] = []
+    private var loop: Task<Void, Never>?
+    private var syncRequested = false
+    private var syncWaiters: [CheckedContinuation<Result<Void, SyncError>, Never>] = []
+    private var downloads: [Int64: [UUID: CheckedContinuation<Void, any Error>]] = [:]
+
+    public init(
+        store: any ContainerStore, info: ContainerInfo, device: DeviceIdentity, metadata: MetadataStore,
+        cache: ContentCache, coordinator: FileCoordinator, activity: any LocalActivity,
+        invalidations: any InvalidationSink, configuration: SyncConfiguration = SyncConfiguration(), logger: Logger
+    ) throws(SyncError) {
+        self.store = store
+        self.info = info
+        self.device = device
+        self.metadata = metadata
+        self.cache = cache
+        self.coordinator = coordinator
+        self.activity = activity
+        self.invalidations = invalidations
+        self.configuration = configuration
+        self.logger = logger
+        do {
+            lastSeq = UInt64(try metadata.setting(SettingKey.lastSeq) ?? "0") ?? 0
+        } catch {
+            throw SyncError(code: .metadata, message: "cannot read the journal position", cause: error)
+        }
+    }
+
+    // MARK: Control
+
+    public func start() {
+        guard loop == nil else { return }
+        loop = Task { await self.run() }
+    }
+
+    /// Stops the loop after one last push (bounded by `shutdownPushTimeout`); whatever is
+    /// still pending stays recorded in the database for the next mount.
+    public func shutdown() async {
+        loop?.cancel()
+        _ = await loop?.value
+        loop = nil
+        if !paused {
+            let timeout = configuration.shutdownPushTimeout
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { _ = await self.cycle() }
+                group.addTask { try? await Task.sleep(for: timeout) }
+                await group.next()
+                group.cancelAll()
+            }
+        }
+        for waiter in syncWaiters { waiter.resume(returning: .failure(SyncError(code: .cancelled, message: "unmounting"))) }
+        syncWaiters = []
+    }
+
+    /// A local change happened: push it after the debounce. Safe from any thread.
+    public nonisolated func localChange() {
+        signals.withLock {
+            $0.pushWanted = true
+            $0.lastChange = .now
+        }
+    }
+
+    /// Push and pull now; returns when nothing pushable is pending, or throws why not.
+    public func syncNow() async throws(SyncError) {
+        if paused { throw SyncError(code: .paused, message: "sync is paused; run `ubiqfs resume` first") }
+        let result = await withCheckedContinuation { continuation in
+            syncWaiters.append(continuation)
+            syncRequested = true
+        }
+        try result.get()
+    }
+
+    public func pause() {
+        paused = true
+        logger.info("sync paused")
+    }
+
+    public func resume() {
+        paused = false
+        syncRequested = true
+        logger.info("sync resumed")
+    }
+
+    public func status() async -> SyncStatus {
+        let pending = (try? await metadata.read { db in try ItemRow.filter(ItemRow.Columns.dirty != 0).fetchCount(db) }) ?? -1
+        return SyncStatus(
+            state: paused ? "paused" : (online ? "online" : "offline"),
+            store: store.displayName, device: device.name, lastSeq: lastSeq, pendingItems: pending,
+            downloading: downloads.count, lastSync: lastSync?.timeIntervalSince1970, lastError: lastError,
+            conflicts: conflicts, errors: errors
+        )
+    }
+
+    // MARK: The loop
+
+    private func run() async {
+        var nextPoll = ContinuousClock.now
+        while !Task.isCancelled {
+            let now = ContinuousClock.now
+            let debounce = configuration.debounce
+            let pushDue = signals.withLock { $0.pushWanted && now - $0.lastChange >= debounce }
+            if !paused && (syncRequested || pushDue || now >= nextPoll) {
+                syncRequested = false
+                let waiters = syncWaiters
+                syncWaiters = []
+                let result = await cycle()
+                nextPoll = .now + (online ? configuration.pollInterval : configuration.pollInterval * 5)
+                for waiter in waiters { waiter.resume(returning: result) }
+            } else if paused && !syncWaiters.isEmpty {
+                let waiters = syncWaiters
+                syncWaiters = []
+                for waiter in waiters { waiter.resume(returning: .failure(SyncError(code: .paused, message: "sync is paused"))) }
+            }
+            try? await Task.sleep(for: .milliseconds(25))
+        }
+    }
+
+    /// One round: pull, then push until nothing is left or the store refuses.
+    private func cycle() async -> Result<Void, SyncError> {
+        signals.withLock { $0.pushWanted = false }
+        do {
+            var rounds = 0
+            while rounds < 50 {
+                rounds += 1
+                try await pull()
+                if try await push() == .idle { break }
+            }
+            online = true
+            lastError = nil
+            lastSync = Date()
+            return .success(())
+        } catch {
+            online = error.code != .unreachable
+            lastError = error.description
+            remember(error.description, in: &errors)
+            logger.error("sync failed: \(error)")
+            signals.withLock { $0.pushWanted = true }
+            return .failure(error)
+        }
+    }
+
+    private func remember(_ text: String, in list: inout [String]) {
+        list.append(text)
+        if list.count > 50 { list.removeFirst(list.count - 50) }
+    }
+
+    // MARK: Pull
+
+    func pull() async throws(SyncError) {
+        if lastSeq == 0 { try await loadCheckpoint() }
+        let keys = try await storeCall("cannot list the journal") { () throws(StoreError) in
+            try await store.listAll(prefix: ContainerLayout.journalPrefix, startAfter: ContainerLayout.journalKey(lastSeq))
+        }
+        for key in keys {
+            guard let seq = ContainerLayout.sequence(ofKey: key, prefix: ContainerLayout.journalPrefix), seq > lastSeq else { continue }
+            guard seq == lastSeq + 1 else { break }
+            let bytes = try await storeCall("cannot read \(key)") { () throws(StoreError) in try await store.get(key) }
+            var record = JournalRecord(device: "", deviceName: "", commit: "", time: 0, ops: [])
+            do {
+                let decoded = try RecordCodec.decode(JournalRecord.self, from: bytes)
+                try RecordValidator.validate(decoded)
+                record = decoded
+            } catch let error where error.code == .unsupportedFormat {
+                throw SyncError(code: .container, message: "journal record \(seq): \(error.message)")
+            } catch {
+                // An unreadable record is skipped (and said), so it cannot stop the container.
+                logger.error("journal record \(seq) is malformed and was skipped: \(error)")
+                remember("journal record \(seq) skipped: \(error.message)", in: &errors)
+            }
+            guard try await apply(record, seq: seq) else { break }
+        }
+    }
+
+    /// Applies one record under exclusive leases on every item it touches and their
+    /// folders. Returns false (and applies nothing) if it must wait for a local writer.
+    func apply(_ record: JournalRecord, seq: UInt64) async throws(SyncError) -> Bool {
+        let own = record.device == device.id
+        let activity = self.activity
+        let touched: (inos: [Int64], wait: Bool) = try await metadataCall("cannot read items for journal \(seq)") { db in
+            var inos: Set<Int64> = []
+            var wait = false
+            for operation in record.ops {
+                if case .upsert(let item) = operation {
+                    if item.parent == .root {
+                        inos.insert(ItemRow.rootIno)
+                    } else if let parent = try ItemRow.find(id: item.parent, db) {
+                        inos.insert(parent.inode)
+                    }
+                }
+                guard let row = try ItemRow.find(id: operation.itemID, db) else { continue }
+                inos.insert(row.inode)
+                if let parent = row.parent { inos.insert(parent) }
+                if case .upsert(let item) = operation, !own, row.itemKind == .file, activity.hasWriters(row.inode),
+                   !row.dirtyFlags.contains(.content), (item.blocks ?? []) != row.blockList {
+                    // A writer holds the old version: the remote version waits until it is closed.
+                    wait = true
+                }
+            }
+            return (inos.sorted(), wait)
+        }
+        if touched.wait {
+            logger.debug("journal \(seq) waits for a local writer")
+            return false
+        }
+        let leases: LeaseSet
+        do {
+            leases = try await coordinator.acquire(touched.inos.map { LeaseRequest(UInt64($0), .exclusive) }, owner: "sync: apply journal \(seq)")
+        } catch {
+            throw SyncError(code: .cancelled, message: "cancelled while waiting to apply journal \(seq)", cause: error)
+        }
+        let device = self.device
+        let outcome: ApplyOutcome
+        do {
+            outcome = try await metadata.write { db in
+                var applier = RecordApplier(db: db, device: device, now: Timestamp.now())
+                try applier.apply(record, seq: seq)
+                return applier.outcome
+            }
+        } catch {
+            leases.release()
+            throw SyncError(code: .metadata, message: "cannot apply journal \(seq)", cause: error)
+        }
+        for ino in outcome.droppedContent { cache.remove(ino) }
+        leases.release()
+        lastSeq = seq
+        invalidations.invalidate(outcome.invalidations)
+        for conflict in outcome.conflicts {
+            logger.warning("conflict: \(conflict)")
+            remember(conflict, in: &conflicts)
+        }
+        for refusal in outcome.refused {
+            logger.error("refused from the store: \(refusal)")
+            remember(refusal, in: &errors)
+        }
+        await purgeDeleted()
+        return true
+    }
+
+    private func loadCheckpoint() async throws(SyncError) {
+        let keys = try await storeCall("cannot list checkpoints") { () throws(StoreError) in
+            try await store.listAll(prefix: ContainerLayout.checkpointPrefix)
+        }
+        guard let key = keys.last, ContainerLayout.sequence(ofKey: key, prefix: ContainerLayout.checkpointPrefix) != nil else { return }
+        let bytes = try await storeCall("cannot read \(key)") { () throws(StoreError) in try await store.get(key) }
+        guard let checkpoint = try? RecordCodec.decode(Checkpoint.self, from: bytes), checkpoint.format == Checkpoint.currentFormat,
+              ContainerLayout.checkpointKey(checkpoint.seq) == key
+        else {
+            logger.error("checkpoint \(key) is unreadable; replaying the journal instead")
+            return
+        }
+        // Parents before children, so every upsert finds its folder.
+        let children = Dictionary(grouping: checkpoint.items, by: \.parent)
+        var ordered: [ItemSnapshot] = []
+        var queue: [ItemID] = [.root]
+        var seen: Set<ItemID> = [.root]
+        while let next = queue.popLast() {
+            for child in children[next] ?? [] where seen.insert(child.id).inserted {
+                ordered.append(child)
+                queue.append(child.id)
+            }
+        }
+        let record = JournalRecord(device: "checkpoint", deviceName: "checkpoint", commit: key, time: 0, ops: ordered.map { .upsert($0) })
+        logger.info("loading checkpoint \(checkpoint.seq) with \(ordered.count) items")
+        _ = try await apply(record, seq: checkpoint.seq)
+    }
+
+    /// Drops rows of deleted items that nothing references any more, and their content.
+    private func purgeDeleted() async {
+        guard let candidates = try? await metadata.read({ db in
+            try Int64.fetchAll(db, sql: "SELECT ino FROM item WHERE deleted = 1 AND dirty = 0")
+        }) else { return }
+        let unused = candidates.filter { !activity.isReferenced($0) }
+        guard !unused.isEmpty else { return }
+        _ = try? await metadata.write { db in
+            for ino in unused {
+                try db.execute(sql: "DELETE FROM item WHERE ino = ? AND deleted = 1 AND dirty = 0", arguments: [ino])
+            }
+        }
+        for ino in unused { cache.remove(ino) }
+    }
+
+    // MARK: Push
+
+    enum PushResult { case idle, committed, raced }
+
+    func push() async throws(SyncError) -> PushResult {
+        let activity = self.activity
+        let rows = try await metadataCall("cannot read pending changes") { db in try ItemRow.dirtyRows(db) }
+        let candidates = rows.filter { row in
+            !(row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && activity.isBeingWritten(row.inode))
+        }
+        guard !candidates.isEmpty else { return .idle }
+        var uploads: [Int64: ContentUpload] = [:]
+        for row in candidates where row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted {
+            if let upload = try await upload(row) { uploads[row.inode] = upload }
+        }
+        let limit = configuration.maxOperationsPerRecord
+        let uploaded = uploads
+        let plan = try await metadataCall("cannot plan the push") { db in
+            try PushPlan.make(rows: candidates, uploads: uploaded, limit: limit, db)
+        }
+        if !plan.settled.isEmpty {
+            let settled = plan.settled
+            _ = try await metadataCall("cannot settle local changes") { db in
+                for ino in settled {
+                    try db.execute(sql: "UPDATE item SET dirty = 0 WHERE ino = ? AND deleted = 1", arguments: [ino])
+                }
+            }
+            await purgeDeleted()
+        }
+        guard !plan.entries.isEmpty else { return .idle }
+        let seq = lastSeq + 1
+        let record = JournalRecord(
+            device: device.id, deviceName: device.name, commit: ItemID.random().rawValue, time: Timestamp.now(),
+            ops: plan.operations
+        )
+        let bytes: [UInt8]
+        do { bytes = try RecordCodec.encode(record) } catch {
+            throw SyncError(code: .store, message: "cannot encode journal \(seq)", cause: error)
+        }
+        let key = ContainerLayout.journalKey(seq)
+        let won = try await storeCall("cannot commit \(key)") { () throws(StoreError) in try await store.putIfAbsent(key, bytes) }
+        guard won else {
+            logger.debug("journal \(seq) was taken by another device; rebasing")
+            return .raced
+        }
+        try await committed(plan, seq: seq)
+        logger.info("committed journal \(seq) with \(plan.entries.count) changes")
+        if seq % configuration.checkpointInterval == 0 {
+            await writeCheckpoint(seq)
+        }
+        return .committed
+    }
+
+    /// Our record is in the journal: its items' committed base moves to it, and rows
+    /// that did not change since they were read become clean.
+    private func committed(_ plan: PushPlan, seq: UInt64) async throws(SyncError) {
+        let activity = self.activity
+        _ = try await metadataCall("cannot record commit \(seq)") { db in
+            for entry in plan.entries {
+                guard var row = try ItemRow.find(ino: entry.ino, db) else { continue }
+                let contentClean = entry.upload.map { activity.commitContent(entry.ino, generation: $0.writeGeneration) } ?? true
+                let unchanged = row.changeGen == entry.changeGen && contentClean
+                switch entry.change {
+                case .delete(let id):
+                    try BaseSnapshots.remove(id, db)
+                    if row.deleted { row.dirtyFlags = [] }
+                case .upsert(let item):
+                    try BaseSnapshots.set(item, seq: seq, db)
+                    row.baseSeq = Int64(seq)
+                    if item.kind == .file {
+                        row.blockList = item.blocks ?? []
+                        if entry.upload != nil { row.size = item.size }
+                    }
+                    if entry.upload != nil { row.mtime = item.mtime }
+                    if unchanged {
+                        row.dirtyFlags = []
+                    } else if entry.upload != nil && contentClean {
+                        // Only metadata changed since the read: the content is committed.
+                        row.dirtyFlags.remove(.content)
+                    }
+                }
+                try row.update(db)
+            }
+            try MetadataStore.setSetting(SettingKey.lastSeq, String(seq), db)
+        }
+        lastSeq = seq
+        await purgeDeleted()
+    }
+
+    /// Reads a file's local content block by block (each read under a shared lease, so a
+    /// single write is never split), stores the blocks, and returns the manifest; nil if
+    /// a write came in meanwhile (the next push reads it again).
+    private func upload(_ row: ItemRow) async throws(SyncError) -> ContentUpload? {
+        let ino = row.inode
+        let generation = activity.writeGeneration(ino)
+        let fd: Int32
+        do { fd = try cache.open(ino, writable: false) } catch {
+            throw SyncError(code: .cache, message: "cannot read local content of \(row.itemName)", cause: error)
+        }
+        defer { close(fd) }
+        let blockSize = Int(info.blockSize)
+        var blocks: [BlockReference] = []
+        var offset: Int64 = 0
+        while true {
+            let leases: LeaseSet
+            do {
+                leases = try await coordinator.acquire([LeaseRequest(UInt64(ino), .shared)], owner: "sync: upload \(row.itemName)")
+            } catch {
+                throw SyncError(code: .cancelled, message: "cancelled while uploading", cause: error)
+            }
+            let readAt = offset
+            let bytes: [UInt8]
+            do {
+                bytes = try await OffloadedWork.run { () throws(SystemError) in try Syscall.readFully(fd: fd, count: blockSize, at: readAt) }
+            } catch {
+                leases.release()
+                throw SyncError(code: .cache, message: "cannot read local content of \(row.itemName)", cause: error)
+            }
+            leases.release()
+            if bytes.isEmpty { break }
+            let hash = ContentHasher.sha256Hex(bytes)
+            let key = ContainerLayout.blockKey(hash)
+            let present = try await storeCall("cannot check block") { () throws(StoreError) in try await store.exists(key) }
+            if !present {
+                try await storeCall("cannot upload \(row.itemName)") { () throws(StoreError) in try await store.put(key, bytes) }
+            }
+            blocks.append(BlockReference(hash: hash, length: Int64(bytes.count)))
+            offset += Int64(bytes.count)
+            if bytes.count < blockSize { break }
+        }
+        guard activity.writeGeneration(ino) == generation, let status = cache.status(fd: fd) else { return nil }
+        return ContentUpload(blocks: blocks, size: offset, mtime: status.mtime, writeGeneration: generation)
+    }
+
+    private func writeCheckpoint(_ seq: UInt64) async {
+        do {
+            let items = try await metadata.read { db in try BaseSnapshots.all(db) }
+            let bytes = try RecordCodec.encode(Checkpoint(seq: seq, items: items))
+            _ = try await store.putIfAbsent(ContainerLayout.checkpointKey(seq), bytes)
+            logger.info("wrote checkpoint \(seq) with \(items.count) items")
+        } catch {
+            logger.error("cannot write checkpoint \(seq): \(error)")
+        }
+    }
+
+    // MARK: Materialise
+
+    /// Downloads a placeholder's content. Concurrent callers share one download; a caller
+    /// that is cancelled (Ctrl-C) stops waiting, the download goes on for the others.
+    public func materialize(_ ino: Int64) async throws {
+        let waiter = UUID()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                if Task.isCancelled {
+                    continuation.resume(throwing: CancellationError())
+                    return
+                }
+                let first = downloads[ino] == nil
+                downloads[ino, default: [:]][waiter] = continuation
+                if first { Task { await self.runDownload(ino) } }
+            }
+        } onCancel: {
+            Task { await self.cancelWaiter(ino, waiter) }
+        }
+    }
+
+    private func cancelWaiter(_ ino: Int64, _ waiter: UUID) {
+        downloads[ino]?.removeValue(forKey: waiter)?.resume(throwing: CancellationError())
+    }
+
+    private func runDownload(_ ino: Int64) async {
+        var result: Result<Void, any Error>
+        do {
+            try await download(ino)
+            result = .success(())
+        } catch {
+            logger.error("download of inode \(ino) failed: \(error)")
+            result = .failure(error)
+        }
+        let waiters = downloads.removeValue(forKey: ino) ?? [:]
+        for continuation in waiters.values { continuation.resume(with: result) }
+    }
+
+    private func download(_ ino: Int64) async throws(SyncError) {
+        guard let row = try await metadataCall("cannot read inode \(ino)", { db in try ItemRow.find(ino: ino, db) }) else {
+            throw SyncError(code: .notFound, message: "inode \(ino) no longer exists")
+        }
+        guard row.itemKind == .file, row.contentState == .placeholder else { return }
+        let blocks = row.blockList
+        let temporary: TemporaryCacheFile
+        do { temporary = try cache.makeTemporary() } catch {
+            throw SyncError(code: .cache, message: "cannot make room for \(row.itemName)", cause: error)
+        }
+        var installed = false
+        defer { if !installed { cache.discard(temporary) } }
+        var offset: Int64 = 0
+        for block in blocks {
+            try Task.checkCancellation(or: SyncError(code: .cancelled, message: "download cancelled"))
+            let bytes = try await storeCall("cannot download \(row.itemName)") { () throws(StoreError) in
+                try await store.get(ContainerLayout.blockKey(block.hash))
+            }
+            guard Int64(bytes.count) == block.length, ContentHasher.sha256Hex(bytes) == block.hash else {
+                throw SyncError(code: .corrupt, message: "block \(block.hash) of \(row.itemName) (\(row.id)) does not match its hash; not served")
+            }
+            let at = offset
+            do {
+                try await OffloadedWork.run { () throws(SystemError) in try Syscall.writeAll(fd: temporary.fd, bytes, at: at) }
+            } catch {
+                throw SyncError(code: .cache, message: "cannot write \(row.itemName) to the cache", cause: error)
+            }
+            offset += block.length
+        }
+        let leases: LeaseSet
+        do {
+            leases = try await coordinator.acquire([LeaseRequest(UInt64(ino), .exclusive)], owner: "sync: install \(row.itemName)")
+        } catch {
+            throw SyncError(code: .cancelled, message: "cancelled", cause: error)
+        }
+        defer { leases.release() }
+        let current = try await metadataCall("cannot read inode \(ino)") { db in try ItemRow.find(ino: ino, db) }
+        guard var current, current.contentState == .placeholder, current.blockList == blocks else { return }
+        do {
+            try cache.install(temporary, as: ino, mtime: current.mtime)
+            installed = true
+        } catch {
+            throw SyncError(code: .cache, message: "cannot install \(row.itemName)", cause: error)
+        }
+        current.contentState = .local
+        let updated = current
+        _ = try await metadataCall("cannot record download of \(row.itemName)") { db in try updated.update(db) }
+        invalidations.invalidate([.inode(ino, data: false)])
+    }
+
+    // MARK: Error plumbing
+
+    private func storeCall<T: Sendable>(_ message: String, _ body: () async throws(StoreError) -> T) async throws(SyncError) -> T {
+        do {
+            return try await body()
+        } catch {
+            throw Self.wrap(error, message)
+        }
+    }
+
+    private func metadataCall<T: Sendable>(_ message: String, _ body: @escaping @Sendable (Database) throws -> T) async throws(SyncError) -> T {
+        do {
+            return try await metadata.write(body)
+        } catch {
+            throw SyncError(code: .metadata, message: message, cause: error)
+        }
+    }
+
+    static func wrap(_ error: any Error, _ message: String) -> SyncError {
+        if let error = error as? SyncError { return error }
+        if let error = error as? StoreError {
+            let code: SyncError.Code = switch error.code {
+            case .unreachable: .unreachable
+            case .notFound: .notFound
+            case .corrupt: .corrupt
+            default: .store
+            }
+            return SyncError(code: code, message: message, cause: error)
+        }
+        return SyncError(code: .store, message: message, cause: error)
+    }
+}
+
+extension Task where Success == Never, Failure == Never {
+    static func checkCancellation(or error: SyncError) throws(SyncError) {
+        if Task.isCancelled { throw error }
+    }
+}

@@ -1,0 +1,118 @@
+import ArgumentParser
+import Foundation
+import Glibc
+
+/// The mountpoint argument shared by the commands that talk to a running daemon.
+struct MountpointArgument: ParsableArguments {
+    @Argument(help: "A ubiqfs mountpoint.")
+    var mountpoint: String
+}
+
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show sync state, pending uploads, errors and cache use.")
+    @OptionGroup var target: MountpointArgument
+    @Flag(help: "Print the daemon's JSON reply.") var json = false
+
+    func run() throws {
+        let response = try ControlClient.send(ControlRequest(command: "status"), mountpoint: target.mountpoint)
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(response), as: UTF8.self))
+            return
+        }
+        guard let status = response.status else { return }
+        print("\(response.mountpoint ?? target.mountpoint): \(status.state)")
+        print("  store:           \(status.store)")
+        print("  device:          \(status.device)")
+        print("  journal:         \(status.lastSeq)")
+        print("  pending uploads: \(status.pendingItems)")
+        print("  downloading:     \(status.downloading)")
+        print("  cache:           \(Self.size(response.cacheBytes ?? 0)) in \(response.stateDir ?? "?")/cache")
+        if let last = status.lastSync {
+            print("  last sync:       \(Int(Date().timeIntervalSince1970 - last))s ago")
+        }
+        if let error = status.lastError { print("  last error:      \(error)") }
+        for conflict in status.conflicts.suffix(10) { print("  conflict:        \(conflict)") }
+        for error in status.errors.suffix(5) where error != status.lastError { print("  error:           \(error)") }
+    }
+
+    static func size(_ bytes: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1024 && unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+    }
+}
+
+struct SyncCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "sync", abstract: "Push and pull now.")
+    @OptionGroup var target: MountpointArgument
+    @Flag(help: "Return only when nothing is pending (or fail saying why).") var wait = false
+
+    func run() throws {
+        _ = try ControlClient.send(ControlRequest(command: "sync", wait: wait), mountpoint: target.mountpoint)
+    }
+}
+
+struct PauseCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "pause", abstract: "Stop syncing; local work goes on and changes queue.")
+    @OptionGroup var target: MountpointArgument
+
+    func run() throws {
+        _ = try ControlClient.send(ControlRequest(command: "pause"), mountpoint: target.mountpoint)
+    }
+}
+
+struct ResumeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "resume", abstract: "Resume syncing.")
+    @OptionGroup var target: MountpointArgument
+
+    func run() throws {
+        _ = try ControlClient.send(ControlRequest(command: "resume"), mountpoint: target.mountpoint)
+    }
+}
+
+struct LocksCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "locks", abstract: "Show who holds and who waits for which item (the coordinator's table).")
+    @OptionGroup var target: MountpointArgument
+
+    func run() throws {
+        let response = try ControlClient.send(ControlRequest(command: "locks"), mountpoint: target.mountpoint)
+        let locks = response.locks ?? []
+        if locks.isEmpty {
+            print("no leases held")
+            return
+        }
+        let now = Date().timeIntervalSince1970
+        for entry in locks {
+            print("\(entry.path) (inode \(entry.inode))")
+            for holder in entry.holders {
+                print("  holds \(holder.access) for \(String(format: "%.1f", now - holder.since))s: \(holder.owner)")
+            }
+            for waiter in entry.waiters {
+                print("  waits \(waiter.access) for \(String(format: "%.1f", now - waiter.since))s: \(waiter.owner)")
+            }
+        }
+    }
+}
+
+struct UnmountCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "unmount", abstract: "Push what is pending, unmount, and stop the daemon.")
+    @OptionGroup var target: MountpointArgument
+
+    func run() throws {
+        let response = try ControlClient.send(ControlRequest(command: "unmount"), mountpoint: target.mountpoint)
+        guard let pid = response.pid else { return }
+        // The daemon exits after its last push (bounded); wait for it.
+        let deadline = Date().addingTimeInterval(120)
+        while kill(pid, 0) == 0 || errno != ESRCH {
+            if Date() > deadline { throw CommandFailure("the daemon (pid \(pid)) did not stop within 120 s") }
+            usleep(50_000)
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import FileCoordinator
+import SyncEngine
+
+/// One request on the control socket (a JSON line) and its reply (a JSON document).
+/// The protocol is documented in docs/ARCHITECTURE.md so other programs can use it.
+struct ControlRequest: Codable {
+    var command: String
+    var wait: Bool?
+}
+
+struct ControlResponse: Codable {
+    var ok: Bool
+    var error: String?
+    var status: SyncStatus?
+    var cacheBytes: Int64?
+    var mountpoint: String?
+    var stateDir: String?
+    var pid: Int32?
+    var locks: [LockEntry]?
+}
+
+/// A coordinator table row with the item's path, for `ubiqfs locks`.
+struct LockEntry: Codable {
+    var inode: UInt64
+    var path: String
+    var holders: [LeaseHolderInfo]
+    var waiters: [LeaseHolderInfo]
+}

@@ -1,0 +1,229 @@
+import CloudFileSystem
+import ContainerStore
+import ContentCache
+import FileCoordinator
+import Foundation
+import FuseKit
+import Glibc
+import Logging
+import MetadataStore
+import SyncEngine
+
+/// The mounted container: builds every part, mounts, serves until unmounted, then stops
+/// sync after pushing what is pending. Runs on the main thread (libfuse's loop blocks it).
+final class Daemon {
+    let options: MountOptions
+
+    init(options: MountOptions) {
+        self.options = options
+    }
+
+    /// Returns the exit status. Failures before the mount is ready are reported as one line
+    /// on the ready pipe (or stderr in the foreground).
+    func run() -> Int32 {
+        let level = Logger.Level(rawValue: options.logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "ubiqfs")
+        signal(SIGPIPE, SIG_IGN)
+        do {
+            let mount = try prepare(logger: logger)
+            report("ok")
+            logger.info("mounted \(options.resolvedMountpoint) (store \(options.resolvedStore), container \(options.container))")
+            do {
+                try mount.session.run(maxThreads: 16)
+            } catch {
+                logger.error("the FUSE loop failed: \(error)")
+            }
+            logger.info("unmounting; pushing pending changes")
+            mount.control.stop()
+            try? Blocking.wait { await mount.sync.shutdown() }
+            mount.notifier.stop()
+            mount.handles.closeAll()
+            mount.session.unmount()
+            logger.info("stopped")
+            return 0
+        } catch {
+            let line = "\(error)"
+            logger.error("\(line)")
+            report(line)
+            return 1
+        }
+    }
+
+    private func report(_ line: String) {
+        guard let fd = options.readyFd else {
+            if line != "ok" { FileHandle.standardError.write(Data("ubiqfs: \(line)\n".utf8)) }
+            return
+        }
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+    }
+
+    struct Mounted {
+        var session: FuseSession
+        var sync: SyncEngine
+        var notifier: KernelNotifier
+        var handles: HandleTable
+        var control: ControlServer
+        var lock: Int32
+    }
+
+    private func prepare(logger: Logger) throws -> Mounted {
+        let mountpoint = options.resolvedMountpoint
+        try checkMountpoint(mountpoint)
+        let stateDir = options.resolvedStateDir
+        do {
+            try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            chmod(stateDir, 0o700)
+        } catch {
+            throw CommandFailure("cannot create the state dir \(stateDir): \(error.localizedDescription)")
+        }
+        let lock = open(stateDir + "/lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lock >= 0, flock(lock, LOCK_EX | LOCK_NB) == 0 else {
+            throw CommandFailure("another ubiqfs daemon is using the state dir \(stateDir)")
+        }
+        let store: any ContainerStore
+        do {
+            store = try LocalFolderStore(root: options.resolvedStore, container: options.container)
+        } catch {
+            throw CommandFailure("the store \(options.resolvedStore) is unusable: \(error)")
+        }
+        let metadata = try MetadataStore(path: stateDir + "/state.db")
+        let cache = try ContentCache(directory: stateDir + "/cache")
+        try StateReconciler.reconcile(metadata: metadata, cache: cache, logger: logger)
+        let deviceName = options.resolvedDevice
+        let (info, device) = try Blocking.wait {
+            try await ContainerBootstrap.open(store: store, metadata: metadata, deviceName: deviceName)
+        }
+
+        let handles = HandleTable()
+        let notifier = KernelNotifier(handles: handles)
+        let coordinator = FileCoordinator()
+        var configuration = SyncConfiguration()
+        if let poll = options.pollInterval { configuration.pollInterval = .milliseconds(Int(poll * 1000)) }
+        if let interval = options.checkpointInterval, interval > 0 { configuration.checkpointInterval = interval }
+        let sync = try SyncEngine(
+            store: store, info: info, device: device, metadata: metadata, cache: cache, coordinator: coordinator,
+            activity: handles, invalidations: notifier, configuration: configuration, logger: logger
+        )
+        let controlPath = stateDir + "/control.sock"
+        let core = FileSystemCore(
+            metadata: metadata, cache: cache, coordinator: coordinator, handles: handles, sync: sync,
+            controlSocketPath: controlPath, logger: logger
+        )
+        // The tree first, so a new device shows every item as soon as the mount is there.
+        Task { await sync.start() }
+        do {
+            try Blocking.wait { try await sync.syncNow() }
+        } catch {
+            logger.warning("first sync failed; working offline until the store is back: \(error)")
+        }
+
+        let adapter = FuseAdapter(core: core, logger: logger)
+        let session = try FuseSession(operations: adapter, arguments: [
+            "ubiqfs", "-o", "default_permissions,fsname=ubiqfs:\(options.container),subtype=ubiqfs",
+        ])
+        try session.mount(at: mountpoint)
+        notifier.connect { [weak session] invalidation in
+            guard let session else { return }
+            switch invalidation {
+            case .inode(let ino, let data):
+                _ = session.invalidateInode(UInt64(ino), offset: data ? 0 : -1, length: 0)
+            case .entry(let parent, let name):
+                _ = session.invalidateEntry(parent: UInt64(parent), name: name)
+            }
+        }
+        let exitHandle = SessionExit(session)
+        let control = try ControlServer(path: controlPath) { request in
+            await Self.handle(request, sync: sync, core: core, coordinator: coordinator, mountpoint: mountpoint, stateDir: stateDir) {
+                exitHandle.request()
+            }
+        }
+        control.start()
+        return Mounted(session: session, sync: sync, notifier: notifier, handles: handles, control: control, lock: lock)
+    }
+
+    /// Lets the control server end the loop without keeping the session alive.
+    private final class SessionExit: Sendable {
+        weak let session: FuseSession?
+        init(_ session: FuseSession) { self.session = session }
+        func request() { session?.requestExit() }
+    }
+
+    private func checkMountpoint(_ path: String) throws {
+        var info = stat()
+        if stat(path, &info) != 0 {
+            if errno == ENOTCONN {
+                throw CommandFailure("\(path) is a dead mount (its daemon was killed); run `fusermount3 -uz \(path)` first")
+            }
+            throw CommandFailure("the mountpoint \(path) does not exist")
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw CommandFailure("the mountpoint \(path) is not a folder") }
+        if let mounts = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) {
+            for line in mounts.split(separator: "\n") {
+                let fields = line.split(separator: " ")
+                if fields.count > 4, Self.unescape(String(fields[4])) == path {
+                    throw CommandFailure("\(path) is already mounted")
+                }
+            }
+        }
+    }
+
+    /// /proc/self/mountinfo escapes spaces and some bytes as \ooo.
+    private static func unescape(_ field: String) -> String {
+        var bytes: [UInt8] = []
+        let raw = Array(field.utf8)
+        var index = 0
+        while index < raw.count {
+            if raw[index] == 92, index + 3 < raw.count, let value = UInt8(String(decoding: raw[(index + 1)...(index + 3)], as: UTF8.self), radix: 8) {
+                bytes.append(value)
+                index += 4
+            } else {
+                bytes.append(raw[index])
+                index += 1
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func handle(
+        _ request: ControlRequest, sync: SyncEngine, core: FileSystemCore, coordinator: FileCoordinator,
+        mountpoint: String, stateDir: String, exit: @Sendable () -> Void
+    ) async -> ControlResponse {
+        var response = ControlResponse(ok: true, mountpoint: mountpoint, stateDir: stateDir, pid: getpid())
+        switch request.command {
+        case "status":
+            response.status = await sync.status()
+            response.cacheBytes = core.cacheBytes()
+        case "sync":
+            if request.wait ?? false {
+                do { try await sync.syncNow() } catch {
+                    response.ok = false
+                    response.error = "\(error)"
+                }
+            } else {
+                sync.localChange()
+            }
+            response.status = await sync.status()
+        case "pause":
+            await sync.pause()
+        case "resume":
+            await sync.resume()
+        case "locks":
+            response.locks = coordinator.snapshot().map { entry in
+                LockEntry(inode: entry.key, path: core.path(of: Int64(entry.key)), holders: entry.holders, waiters: entry.waiters)
+            }
+        case "unmount":
+            exit()
+        default:
+            response.ok = false
+            response.error = "unknown command \(request.command)"
+        }
+        return response
+    }
+}

@@ -1,0 +1,39 @@
+import ArgumentParser
+
+/// What `ubiqfs mount` takes. These names are a contract that scripts and tests rely on.
+struct MountOptions: ParsableArguments {
+    @Argument(help: "The folder to mount the container on (must exist and be empty).")
+    var mountpoint: String
+
+    @Option(help: "The store: a local folder (created if missing). Default: ~/.local/share/ubiqfs/store")
+    var store: String?
+
+    @Option(help: "The container's name in the store.")
+    var container: String = "default"
+
+    @Option(help: "This device's state: SQLite database and content cache. Default: ~/.local/state/ubiqfs/CONTAINER")
+    var stateDir: String?
+
+    @Option(help: "This device's name in the container (shown in conflict copies). Default: the host name.")
+    var device: String?
+
+    @Flag(help: "Stay in the foreground instead of running as a daemon.")
+    var foreground = false
+
+    @Option(help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "info"
+
+    @Option(help: .hidden)
+    var readyFd: Int32?
+
+    @Option(help: .hidden)
+    var pollInterval: Double?
+
+    @Option(help: .hidden)
+    var checkpointInterval: UInt64?
+
+    var resolvedMountpoint: String { Paths.absolute(mountpoint) }
+    var resolvedStore: String { Paths.absolute(store ?? Paths.defaultStore) }
+    var resolvedStateDir: String { Paths.absolute(stateDir ?? Paths.defaultStateDir(container: container)) }
+    var resolvedDevice: String { device ?? Paths.hostName }
+}

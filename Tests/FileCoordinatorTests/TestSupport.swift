@@ -1,0 +1,127 @@
+import FileCoordinator
+import Foundation
+import Synchronization
+import Testing
+
+/// Runs blocking code on a dedicated thread, never on the cooperative pool (a blocked
+/// pool thread could starve the very Tasks the test waits for).
+func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: body()) }.start()
+    }
+}
+
+struct NeverHappened: Error {}
+
+/// Polls `condition` until it holds; records a failure after `limit`.
+func eventually(
+    _ what: String, within limit: Duration = .seconds(5),
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: () -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + limit
+    while !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("timed out waiting for: \(what)", sourceLocation: sourceLocation)
+            throw NeverHappened()
+        }
+        try await Task.sleep(for: .milliseconds(1))
+    }
+}
+
+/// An ordered log shared between threads and Tasks.
+final class EventLog: Sendable {
+    private let events = Mutex<[String]>([])
+    func append(_ event: String) { events.withLock { $0.append(event) } }
+    var all: [String] { events.withLock { $0 } }
+}
+
+extension FileCoordinator {
+    func holders(_ key: UInt64) -> [String] {
+        snapshot().first { $0.key == key }?.holders.map(\.owner) ?? []
+    }
+
+    func waiters(_ key: UInt64) -> [String] {
+        snapshot().first { $0.key == key }?.waiters.map(\.owner) ?? []
+    }
+
+    /// A timed acquisition that is expected to time out; releases (and records a
+    /// failure) if it unexpectedly succeeds.
+    func expectTimeout(
+        _ requests: [LeaseRequest], owner: String, timeout: Duration = .milliseconds(20),
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> LeaseTimeout? {
+        do throws(LeaseTimeout) {
+            let leases = try acquire(requests, owner: owner, timeout: timeout)
+            leases.release()
+            Issue.record("\(owner) acquired \(requests) but should have timed out", sourceLocation: sourceLocation)
+            return nil
+        } catch {
+            return error
+        }
+    }
+}
+
+/// SplitMix64: a tiny seeded generator so a failing stress run can be replayed.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Awaits a Task's value for at most `limit`, so a lost wake-up fails the test with a
+/// message instead of hanging the whole run.
+func value<T: Sendable, Failure: Error>(
+    of task: Task<T, Failure>, within limit: Duration = .seconds(5),
+    sourceLocation: SourceLocation = #_sourceLocation
+) async throws -> T {
+    let once = Once<Result<T, any Error>?>()
+    let outcome = await withCheckedContinuation { continuation in
+        once.continuation.withLock { $0 = continuation }
+        let timer = Task {
+            try? await Task.sleep(for: limit)
+            once.finish(nil)
+        }
+        Task {
+            let result = await task.result
+            timer.cancel()
+            once.finish(result.mapError { $0 })
+        }
+    }
+    guard let outcome else {
+        Issue.record("task did not finish within \(limit)", sourceLocation: sourceLocation)
+        throw NeverHappened()
+    }
+    return try outcome.get()
+}
+
+/// A continuation that the first of several racers resumes.
+final class Once<Value: Sendable>: Sendable {
+    let continuation = Mutex<CheckedContinuation<Value, Never>?>(nil)
+    func finish(_ value: Value) {
+        continuation.withLock { $0.take() }?.resume(returning: value)
+    }
+}
+
+extension FileCoordinator {
+    /// The async acquisition, bounded: a bug that loses a wake-up fails the test
+    /// instead of hanging the run.
+    func acquire(
+        _ requests: [LeaseRequest], owner: String, within limit: Duration,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> LeaseSet {
+        let task = Task { try await acquire(requests, owner: owner) }
+        do {
+            return try await value(of: task, within: limit, sourceLocation: sourceLocation)
+        } catch {
+            task.cancel()
+            throw error
+        }
+    }
+}
