@@ -63,10 +63,16 @@ let package = Package(
         .testTarget(name: "ItemModelTests", dependencies: ["ItemModel"]),
         .testTarget(name: "FileCoordinatorTests", dependencies: ["FileCoordinator"]),
         .testTarget(name: "ContainerStoreTests", dependencies: ["ContainerStore", "ItemModel"]),
-        .testTarget(name: "MetadataStoreTests", dependencies: ["MetadataStore", "ItemModel"]),
+        .testTarget(
+            name: "MetadataStoreTests",
+            dependencies: ["MetadataStore", "ItemModel", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .testTarget(
             name: "SyncEngineTests",
-            dependencies: ["SyncEngine", "ContainerStore", "MetadataStore", "ContentCache", "FileCoordinator", "ItemModel"]
+            dependencies: [
+                "SyncEngine", "CloudFileSystem", "ContainerStore", "MetadataStore", "ContentCache", "FileCoordinator", "ItemModel",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(name: "MountTests", dependencies: ["ubiqfs"]),
     ],

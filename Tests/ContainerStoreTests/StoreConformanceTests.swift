@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+import ContainerStore
+import ItemModel
+
+/// The same contract for every store: a store that passes this can hold a container.
+/// (The S3 store joins this suite, against a real server, when it exists.)
+enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
+    case localFolder, memory
+    var testDescription: String { rawValue }
+
+    func make() throws -> any ContainerStore {
+        switch self {
+        case .memory: return InMemoryStore()
+        case .localFolder:
+            let root = FileManager.default.temporaryDirectory.appendingPathComponent("ubiqfs-store-\(UUID().uuidString)").path
+            return try LocalFolderStore(root: root, container: "c")
+        }
+    }
+}
+
+@Suite struct StoreConformanceTests {
+    @Test(arguments: StoreKind.allCases)
+    func putGetAndRanges(kind: StoreKind) async throws {
+        let store = try kind.make()
+        try await store.put("blocks/abc", Array("hello world".utf8))
+        #expect(try await store.get("blocks/abc") == Array("hello world".utf8))
+        #expect(try await store.get("blocks/abc", range: 6..<11) == Array("world".utf8))
+        #expect(try await store.get("blocks/abc", range: 6..<100) == Array("world".utf8))
+        try await store.put("blocks/abc", Array("replaced".utf8))
+        #expect(try await store.get("blocks/abc") == Array("replaced".utf8))
+        #expect(try await store.exists("blocks/abc"))
+        #expect(try await !store.exists("blocks/nope"))
+        await #expect(throws: StoreError.self) { _ = try await store.get("blocks/nope") }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func putIfAbsentHasOneWinner(kind: StoreKind) async throws {
+        let store = try kind.make()
+        let winners = await withTaskGroup(of: Bool.self) { group in
+            for writer in 0..<16 {
+                group.addTask { (try? await store.putIfAbsent("journal/00000000000000000001", Array("writer \(writer)".utf8))) ?? false }
+            }
+            var count = 0
+            for await won in group where won { count += 1 }
+            return count
+        }
+        #expect(winners == 1)
+        let content = String(decoding: try await store.get("journal/00000000000000000001"), as: UTF8.self)
+        #expect(content.hasPrefix("writer "))
+        #expect(try await !store.putIfAbsent("journal/00000000000000000001", [1]))
+        #expect(String(decoding: try await store.get("journal/00000000000000000001"), as: UTF8.self) == content)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func listIsOrderedAndPaged(kind: StoreKind) async throws {
+        let store = try kind.make()
+        for seq in [3, 1, 2, 10, 5] as [UInt64] {
+            _ = try await store.putIfAbsent(ContainerLayout.journalKey(seq), [UInt8(seq)])
+        }
+        try await store.put("blocks/x", [0])
+        let all = try await store.list(prefix: "journal/", startAfter: nil, limit: 100)
+        #expect(all == [1, 2, 3, 5, 10].map { ContainerLayout.journalKey($0) })
+        let after = try await store.list(prefix: "journal/", startAfter: ContainerLayout.journalKey(2), limit: 2)
+        #expect(after == [ContainerLayout.journalKey(3), ContainerLayout.journalKey(5)])
+        #expect(try await store.list(prefix: "checkpoints/", startAfter: nil, limit: 10).isEmpty)
+        try await store.delete("blocks/x")
+        try await store.delete("blocks/x")
+        #expect(try await store.list(prefix: "blocks/", startAfter: nil, limit: 10).isEmpty)
+    }
+
+    @Test func localFolderStoreRefusesKeysThatClimb() async throws {
+        let store = try StoreKind.localFolder.make()
+        for key in ["../escape", "journal/../../x", "/etc/passwd", "blocks/.hidden", ""] {
+            await #expect(throws: StoreError.self) { try await store.put(key, [1]) }
+        }
+    }
+
+    @Test func unreachableIsNotNotFound() async throws {
+        let store = InMemoryStore()
+        try await store.put("container.json", [1])
+        store.isReachable = false
+        do {
+            _ = try await store.get("container.json")
+            Issue.record("an offline store answered")
+        } catch {
+            #expect(error.code == .unreachable)
+        }
+    }
+}

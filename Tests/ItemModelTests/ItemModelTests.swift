@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+@testable import ItemModel
+
+@Suite struct ByteStringTests {
+    @Test func utf8NamesEncodeAsPlainStrings() throws {
+        let name = ByteString("notes 📝.txt")
+        let json = String(decoding: try RecordCodec.encode(name), as: UTF8.self)
+        #expect(json == "\"notes 📝.txt\"")
+        #expect(try RecordCodec.decode(ByteString.self, from: Array(json.utf8)) == name)
+    }
+
+    @Test func invalidUTF8RoundTripsExactly() throws {
+        let name = ByteString([0x66, 0xff, 0xfe, 0x0a, 0x41])
+        let bytes = try RecordCodec.encode(name)
+        #expect(String(decoding: bytes, as: UTF8.self).contains("base64"))
+        #expect(try RecordCodec.decode(ByteString.self, from: bytes) == name)
+    }
+}
+
+@Suite struct ItemNameTests {
+    @Test(arguments: [
+        ("a", true), ("", false), (".", false), ("..", false), ("a/b", false), ("...", true),
+        (String(repeating: "x", count: 255), true), (String(repeating: "x", count: 256), false),
+    ])
+    func validity(name: String, valid: Bool) {
+        #expect(ItemName.isValid(ByteString(name)) == valid)
+    }
+
+    @Test func nulIsNeverValid() {
+        #expect(!ItemName.isValid(ByteString([0x61, 0x00])))
+    }
+
+    @Test func conflictCopyKeepsTheExtensionLast() {
+        let copy = ItemName.conflictCopy(of: ByteString("report.txt"), device: "laptop", date: "2026-11-22 101500")
+        #expect(copy.string == "report (conflict from laptop 2026-11-22 101500).txt")
+        let dotfile = ItemName.conflictCopy(of: ByteString(".bashrc"), device: "d", date: "x")
+        #expect(dotfile.string == ".bashrc (conflict from d x)")
+    }
+
+    @Test func decoratedNamesStayWithin255Bytes() {
+        let long = ByteString(String(repeating: "é", count: 120) + ".md")
+        let copy = ItemName.conflictCopy(of: long, device: "device", date: "2026-11-22 101500")
+        #expect(copy.bytes.count <= 255)
+        #expect(copy.bytes.suffix(3) == Array(".md".utf8))
+        #expect(ItemName.numbered(ByteString("a.tar"), 2).string == "a (2).tar")
+    }
+}
+
+@Suite struct LayoutTests {
+    @Test func journalKeysSortNumerically() {
+        #expect(ContainerLayout.journalKey(7) == "journal/00000000000000000007")
+        #expect(ContainerLayout.journalKey(10) > ContainerLayout.journalKey(9))
+        #expect(ContainerLayout.sequence(ofKey: ContainerLayout.journalKey(123), prefix: ContainerLayout.journalPrefix) == 123)
+        #expect(ContainerLayout.sequence(ofKey: "journal/12", prefix: ContainerLayout.journalPrefix) == nil)
+        #expect(ContainerLayout.sequence(ofKey: "journal/0000000000000000001x", prefix: ContainerLayout.journalPrefix) == nil)
+    }
+}
+
+@Suite struct RecordTests {
+    static let hash = String(repeating: "ab", count: 32)
+
+    static func file(name: String = "a.txt", mode: UInt32 = 0o644, size: Int64 = 3, blocks: [BlockReference]? = nil) -> ItemSnapshot {
+        ItemSnapshot(
+            id: .random(), parent: .root, name: ByteString(name), kind: .file, mode: mode, mtime: 1,
+            size: size, blocks: blocks ?? [BlockReference(hash: hash, length: size)]
+        )
+    }
+
+    @Test func recordsRoundTrip() throws {
+        var item = Self.file()
+        item.xattrs = ["user.color": Data([1, 2, 3])]
+        let record = JournalRecord(device: "d", deviceName: "laptop", commit: "c", time: 5, ops: [.upsert(item), .delete(.random())])
+        let decoded = try RecordCodec.decode(JournalRecord.self, from: try RecordCodec.encode(record))
+        #expect(decoded == record)
+    }
+
+    @Test func unknownOperationsAreMalformed() {
+        let json = #"{"format":1,"device":"d","deviceName":"n","commit":"c","time":0,"ops":[{"op":"explode","id":"root"}]}"#
+        #expect(throws: RecordError.self) { try RecordCodec.decode(JournalRecord.self, from: Array(json.utf8)) }
+    }
+
+    @Test func unknownFormatsAreRefused() throws {
+        var record = JournalRecord(device: "d", deviceName: "n", commit: "c", time: 0, ops: [])
+        record.format = 99
+        #expect(throws: RecordError.self) { try RecordValidator.validate(record) }
+    }
+
+    @Test func setuidAndSetgidAreStripped() throws {
+        let item = try RecordValidator.sanitized(Self.file(mode: 0o6755))
+        #expect(item.mode == 0o755)
+    }
+
+    @Test(arguments: ["", ".", "..", "a/b", String(repeating: "n", count: 256)])
+    func forbiddenNamesAreRefused(name: String) {
+        #expect(throws: RecordError.self) { try RecordValidator.sanitized(Self.file(name: name)) }
+    }
+
+    @Test func sizesMustMatchBlocks() {
+        #expect(throws: RecordError.self) { try RecordValidator.sanitized(Self.file(size: 10, blocks: [BlockReference(hash: Self.hash, length: 3)])) }
+        #expect(throws: RecordError.self) { try RecordValidator.sanitized(Self.file(size: -1, blocks: [])) }
+        #expect(throws: RecordError.self) { try RecordValidator.sanitized(Self.file(blocks: [BlockReference(hash: "../../etc", length: 3)])) }
+    }
+
+    @Test func malformedIdsAndSymlinksAreRefused() {
+        var item = Self.file()
+        item.id = ItemID("../x")
+        #expect(throws: RecordError.self) { try RecordValidator.sanitized(item) }
+        var link = Self.file()
+        link.kind = .symlink
+        link.target = nil
+        #expect(throws: RecordError.self) { try RecordValidator.sanitized(link) }
+    }
+
+    @Test func systemNamespacesAreDroppedFromXattrs() throws {
+        var item = Self.file()
+        item.xattrs = ["user.ok": Data([1]), "security.capability": Data([2]), "trusted.x": Data([3]), "user.ubiqfs.state": Data([4])]
+        #expect(try RecordValidator.sanitized(item).xattrs?.keys.sorted() == ["user.ok"])
+    }
+
+    @Test func checkpointsAreDeterministic() throws {
+        let items = (0..<20).map { Self.file(name: "f\($0)") }
+        let one = try RecordCodec.encode(Checkpoint(seq: 9, items: items))
+        let two = try RecordCodec.encode(Checkpoint(seq: 9, items: items.reversed()))
+        #expect(one == two)
+    }
+}

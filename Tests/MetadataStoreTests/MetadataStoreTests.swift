@@ -1,0 +1,97 @@
+import Foundation
+import GRDB
+import Testing
+import ItemModel
+@testable import MetadataStore
+
+@Suite struct MetadataStoreTests {
+    func makeStore() throws -> MetadataStore {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("ubiqfs-md-\(UUID().uuidString).db").path
+        return try MetadataStore(path: path)
+    }
+
+    func file(_ name: String, parent: Int64 = ItemRow.rootIno) -> ItemRow {
+        ItemRow(id: .random(), parent: parent, name: ByteString(name), kind: .file, mode: 0o644, uid: 0, gid: 0, size: 0, mtime: 1)
+    }
+
+    @Test func rootExistsWithInodeOne() throws {
+        let store = try makeStore()
+        let root = try store.read { db in try ItemRow.find(ino: ItemRow.rootIno, db) }
+        #expect(root?.itemID == .root)
+        #expect(root?.itemKind == .directory)
+    }
+
+    @Test func oneLiveNamePerFolder() throws {
+        let store = try makeStore()
+        try store.write { db in
+            var a = file("same")
+            try a.insert(db)
+            a.deleted = true
+            try a.update(db)
+            var b = file("same")
+            try b.insert(db)
+        }
+        #expect(throws: MetadataError.self) {
+            try store.write { db in
+                var c = file("same")
+                try c.insert(db)
+            }
+        }
+    }
+
+    @Test func inodesAreStableAcrossReopen() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("ubiqfs-md-\(UUID().uuidString).db").path
+        let ino = try MetadataStore(path: path).write { db -> Int64 in
+            var row = file("keep")
+            try row.insert(db)
+            return row.inode
+        }
+        let again = try MetadataStore(path: path)
+        #expect(try again.read { db in try ItemRow.child(of: ItemRow.rootIno, named: ByteString("keep"), db)?.inode } == ino)
+    }
+
+    @Test func childrenComeInInodeOrderAfterAnOffset() throws {
+        let store = try makeStore()
+        let inos = try store.write { db -> [Int64] in
+            try (0..<10).map { index in
+                var row = file("f\(index)")
+                try row.insert(db)
+                return row.inode
+            }
+        }
+        let page = try store.read { db in try ItemRow.children(of: ItemRow.rootIno, after: inos[3], limit: 4, db) }
+        #expect(page.map(\.inode) == Array(inos[4..<8]))
+    }
+
+    @Test func dirtyRowsAndGenerations() throws {
+        let store = try makeStore()
+        try store.durableWrite { db in
+            var row = file("x")
+            row.markChanged([.metadata, .content], now: 5)
+            try row.insert(db)
+            #expect(row.changeGen == 1)
+            #expect(row.dirtyFlags == [.metadata, .content])
+        }
+        #expect(try store.read { db in try ItemRow.dirtyRows(db).count } == 1)
+    }
+
+    @Test func namesKeepEveryByte() throws {
+        let store = try makeStore()
+        let raw = ByteString([0x6e, 0x0a, 0xff, 0xc3, 0xa9])
+        try store.write { db in
+            var row = file("placeholder")
+            row.itemName = raw
+            try row.insert(db)
+        }
+        #expect(try store.read { db in try ItemRow.child(of: ItemRow.rootIno, named: raw, db)?.itemName } == raw)
+    }
+
+    @Test func baseSnapshotsRoundTrip() throws {
+        let store = try makeStore()
+        let item = ItemSnapshot(id: .random(), parent: .root, name: ByteString("n"), kind: .directory, mode: 0o755, mtime: 3, size: 0)
+        try store.write { db in try BaseSnapshots.set(item, seq: 4, db) }
+        #expect(try store.read { db in try BaseSnapshots.find(item.id, db) } == item)
+        try store.write { db in try BaseSnapshots.remove(item.id, db) }
+        #expect(try store.read { db in try BaseSnapshots.all(db) }.isEmpty)
+    }
+}

@@ -1,0 +1,213 @@
+import CloudFileSystem
+import ContainerStore
+import Foundation
+import GRDB
+import ItemModel
+import MetadataStore
+import SyncEngine
+import Testing
+
+/// Several devices on one store, with the real filesystem core and sync engine (no FUSE).
+@Suite struct SyncTests {
+    @Test func aSecondDeviceSeesPlaceholdersThenContent() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        try a.mkdir("docs")
+        try await a.write("docs/one.txt", "first file")
+        try await a.write("top.txt", String(repeating: "x", count: 10_000))
+        try await a.sync()
+        try await b.sync()
+        let ino = try #require(b.inode("docs/one.txt"))
+        let attributes = try b.core.attributes(ino)
+        #expect(attributes.size == 10)
+        #expect(attributes.blocks == 0)
+        #expect(try await b.read("docs/one.txt") == "first file")
+        #expect(try b.core.attributes(ino).blocks > 0)
+        #expect(try await a.tree() == b.tree())
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    @Test func renamesOfPlaceholdersDoNotDownload() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        try await a.write("big.bin", String(repeating: "b", count: 100_000))
+        try await a.sync()
+        try await b.sync()
+        try b.mkdir("archive")
+        try b.rename("big.bin", "archive/big.bin")
+        try await b.sync()
+        let ino = try #require(b.inode("archive/big.bin"))
+        #expect(try b.core.attributes(ino).blocks == 0)
+        try await a.sync()
+        #expect(a.inode("big.bin") == nil)
+        #expect(try await a.read("archive/big.bin").count == 100_000)
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    @Test func bothEditedKeepsBothVersions() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "alpha")
+        let b = try await TestDevice(store: store, name: "beta")
+        try await a.write("note.txt", "base")
+        try await a.sync()
+        try await b.sync()
+        try await a.write("note.txt", "edited on alpha")
+        try await b.write("note.txt", "edited on beta")
+        try await a.sync()
+        try await b.sync()
+        try await a.sync()
+        let treeA = try await a.tree()
+        let treeB = try await b.tree()
+        #expect(treeA == treeB)
+        #expect(treeA["note.txt"] == "edited on alpha")
+        let copies = treeA.filter { $0.key.hasPrefix("note (conflict from beta ") && $0.key.hasSuffix(").txt") }
+        #expect(copies.count == 1)
+        #expect(copies.first?.value == "edited on beta")
+        #expect(await b.engine.status().conflicts.count == 1)
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    @Test func anEditWinsOverADelete() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        try a.mkdir("project")
+        try await a.write("project/keep.txt", "v1")
+        try await a.sync()
+        try await b.sync()
+        try a.remove("project/keep.txt")
+        try a.remove("project")
+        try await b.write("project/keep.txt", "v2 from b")
+        try await a.sync()
+        try await b.sync()
+        try await a.sync()
+        #expect(try await a.tree() == ["project": "/", "project/keep.txt": "v2 from b"])
+        #expect(try await b.tree() == a.tree())
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    @Test func twoCreatesOfOneNameGetUniqueNames() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        try await a.write("same.txt", "from a")
+        try await b.write("same.txt", "from b")
+        try await a.sync()
+        try await b.sync()
+        try await a.sync()
+        let tree = try await a.tree()
+        #expect(tree == (try await b.tree()))
+        #expect(Set(tree.values) == ["from a", "from b"])
+        #expect(tree["same.txt"] == "from a")
+        #expect(tree["same (2).txt"] == "from b")
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    @Test func aSafeSaveKeepsTheItemIdentity() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        try await a.write("doc.txt", "version 1")
+        try await a.sync()
+        let id = try a.core.getXattr(try #require(a.inode("doc.txt")), name: Array("user.ubiqfs.id".utf8))
+        try await a.write(".doc.txt.swp", "version 2")
+        try a.rename(".doc.txt.swp", "doc.txt")
+        try await a.sync()
+        let after = try a.core.getXattr(try #require(a.inode("doc.txt")), name: Array("user.ubiqfs.id".utf8))
+        #expect(id == after)
+        #expect(try await a.read("doc.txt") == "version 2")
+        let b = try await TestDevice(store: store, name: "b")
+        try await b.sync()
+        #expect(try await b.tree() == ["doc.txt": "version 2"])
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    @Test func anUnreachableStoreLosesNothing() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        try await a.write("before.txt", "1")
+        try await a.sync()
+        store.isReachable = false
+        try await a.write("offline.txt", "written offline")
+        try a.remove("before.txt")
+        do {
+            try await a.sync()
+            Issue.record("sync succeeded with the store offline")
+        } catch let error as SyncError {
+            #expect(error.code == .unreachable)
+        }
+        #expect(await a.engine.status().state == "offline")
+        #expect(try await a.tree() == ["offline.txt": "written offline"])
+        store.isReachable = true
+        try await a.sync()
+        let b = try await TestDevice(store: store, name: "b")
+        try await b.sync()
+        #expect(try await b.tree() == ["offline.txt": "written offline"])
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    @Test func aNewDeviceStartsFromACheckpoint() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a", checkpointInterval: 3)
+        for index in 0..<5 {
+            try await a.write("f\(index).txt", "content \(index)")
+            try await a.sync()
+        }
+        #expect(store.keys.contains(ContainerLayout.checkpointKey(3)))
+        // Journal records up to the checkpoint are no longer needed by a new device.
+        for seq in 1...3 as ClosedRange<UInt64> { try await store.delete(ContainerLayout.journalKey(seq)) }
+        let b = try await TestDevice(store: store, name: "b")
+        try await b.sync()
+        #expect(try await b.tree() == a.tree())
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    @Test func corruptBlocksAreNeverServed() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        try await a.write("data.bin", "good content")
+        try await a.sync()
+        for key in store.keys where key.hasPrefix(ContainerLayout.blockPrefix) {
+            try await store.put(key, Array("evil content".utf8))
+        }
+        let b = try await TestDevice(store: store, name: "b")
+        try await b.sync()
+        await #expect(throws: SyncError.self) { _ = try await b.read("data.bin") }
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    @Test func hostileOperationsAreRefusedOneByOne() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        try await a.sync()
+        let good = ItemSnapshot(id: .random(), parent: .root, name: ByteString("fine.txt"), kind: .file, mode: 0o4755, mtime: 1, size: 0, blocks: [])
+        let ops: [JournalOperation] = [
+            .upsert(ItemSnapshot(id: .random(), parent: .root, name: ByteString("../../etc"), kind: .directory, mode: 0o755, mtime: 1, size: 0)),
+            .upsert(ItemSnapshot(id: .random(), parent: .random(), name: ByteString("orphan"), kind: .directory, mode: 0o755, mtime: 1, size: 0)),
+            .upsert(ItemSnapshot(id: .random(), parent: .root, name: ByteString("huge"), kind: .file, mode: 0o644, mtime: 1, size: -5, blocks: [])),
+            .upsert(good),
+            .delete(ItemID("../../x")),
+        ]
+        let record = JournalRecord(device: "evil", deviceName: "evil", commit: "x", time: 0, ops: ops)
+        #expect(try await store.putIfAbsent(ContainerLayout.journalKey(1), RecordCodec.encode(record)))
+        _ = try await store.putIfAbsent(ContainerLayout.journalKey(2), Array("not json".utf8))
+        try await a.sync()
+        #expect(try await a.tree() == ["fine.txt": ""])
+        let ino = try #require(a.inode("fine.txt"))
+        #expect(try a.core.attributes(ino).permissions == 0o755)
+        #expect(await a.engine.status().errors.count >= 4)
+        try await a.write("after.txt", "still works")
+        try await a.sync()
+        await a.shutdown()
+    }
+}

@@ -1,0 +1,145 @@
+import CloudFileSystem
+import ContainerStore
+import ContentCache
+import FileCoordinator
+import Foundation
+import Glibc
+import ItemModel
+import Logging
+import MetadataStore
+import SyncEngine
+
+/// One device of a container, without FUSE: the real filesystem core, metadata, cache,
+/// coordinator and sync engine in a temporary state dir, driven by path-based helpers.
+final class TestDevice: Sendable {
+    let name: String
+    let stateDir: String
+    let metadata: MetadataStore
+    let cache: ContentCache
+    let handles: HandleTable
+    let notifier: KernelNotifier
+    let engine: SyncEngine
+    let core: FileSystemCore
+
+    init(store: any ContainerStore, name: String, checkpointInterval: UInt64 = 1000) async throws {
+        self.name = name
+        stateDir = FileManager.default.temporaryDirectory.appendingPathComponent("ubiqfs-dev-\(name)-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)
+        metadata = try MetadataStore(path: stateDir + "/state.db")
+        cache = try ContentCache(directory: stateDir + "/cache")
+        let (info, device) = try await ContainerBootstrap.open(store: store, metadata: metadata, deviceName: name)
+        handles = HandleTable()
+        notifier = KernelNotifier(handles: handles)
+        var configuration = SyncConfiguration()
+        configuration.pollInterval = .seconds(3600)
+        configuration.debounce = .seconds(3600)
+        configuration.checkpointInterval = checkpointInterval
+        var logger = Logger(label: "test-\(name)")
+        logger.logLevel = .warning
+        let coordinator = FileCoordinator()
+        engine = try SyncEngine(
+            store: store, info: info, device: device, metadata: metadata, cache: cache, coordinator: coordinator,
+            activity: handles, invalidations: notifier, configuration: configuration, logger: logger
+        )
+        core = FileSystemCore(
+            metadata: metadata, cache: cache, coordinator: coordinator, handles: handles, sync: engine,
+            controlSocketPath: stateDir + "/control.sock", logger: logger
+        )
+        await engine.start()
+        try await engine.syncNow()
+    }
+
+    static let caller = Caller(uid: getuid(), gid: getgid(), pid: getpid())
+
+    func sync() async throws { try await engine.syncNow() }
+
+    func shutdown() async {
+        await engine.shutdown()
+        notifier.stop()
+    }
+
+    /// The inode of a path ("a/b/c"), or nil.
+    func inode(_ path: String) -> Int64? {
+        var ino = ItemRow.rootIno
+        for part in path.split(separator: "/") {
+            guard let child = try? core.lookup(parent: ino, name: Array(part.utf8)) else { return nil }
+            ino = child.ino
+        }
+        return ino
+    }
+
+    private func split(_ path: String) -> (parent: Int64, name: [UInt8]) {
+        let parts = path.split(separator: "/")
+        let parentPath = parts.dropLast().joined(separator: "/")
+        return (inode(parentPath) ?? -1, Array(parts.last!.utf8))
+    }
+
+    func mkdir(_ path: String) throws {
+        let (parent, name) = split(path)
+        _ = try core.mkdir(parent: parent, name: name, mode: 0o755, caller: Self.caller)
+    }
+
+    func write(_ path: String, _ text: String) async throws {
+        try await write(path, Array(text.utf8))
+    }
+
+    func write(_ path: String, _ bytes: [UInt8]) async throws {
+        let handle: UInt64
+        if let ino = inode(path) {
+            handle = try await open(ino, flags: O_WRONLY | O_TRUNC)
+        } else {
+            let (parent, name) = split(path)
+            handle = try core.create(parent: parent, name: name, mode: 0o644, flags: O_WRONLY, caller: Self.caller).1
+        }
+        _ = try bytes.withUnsafeBytes { try core.write(handle: handle, data: $0, offset: 0) }
+        core.release(handle: handle)
+    }
+
+    /// Opens like the FUSE adapter does: download first if it is a placeholder.
+    func open(_ ino: Int64, flags: Int32) async throws -> UInt64 {
+        do {
+            return try core.open(ino, flags: flags).handle
+        } catch where error.code == .needsDownload {
+            try await core.materialize(ino)
+            return try core.open(ino, flags: flags).handle
+        }
+    }
+
+    func read(_ path: String) async throws -> String {
+        guard let ino = inode(path) else { throw FileSystemError(.notFound, path) }
+        let handle = try await open(ino, flags: O_RDONLY)
+        defer { core.release(handle: handle) }
+        let size = try core.attributes(ino).size
+        return String(decoding: try core.read(handle: handle, size: Int(size) + 10, offset: 0), as: UTF8.self)
+    }
+
+    func remove(_ path: String) throws {
+        let (parent, name) = split(path)
+        try core.unlink(parent: parent, name: name, directory: (try? core.attributes(inode(path) ?? -1).kind) == .directory)
+    }
+
+    func rename(_ from: String, _ to: String) throws {
+        let (parent, name) = split(from)
+        let (newParent, newName) = split(to)
+        try core.rename(parent: parent, name: name, newParent: newParent, newName: newName, exchange: false, noReplace: false)
+    }
+
+    /// Every path in the tree with its content (files) or "/" (folders), sorted.
+    func tree() async throws -> [String: String] {
+        var result: [String: String] = [:]
+        func walk(_ ino: Int64, _ prefix: String) async throws {
+            for entry in try core.list(ino, after: 2, limit: 100_000) {
+                let path = prefix + String(decoding: entry.name, as: UTF8.self)
+                switch entry.attributes.kind {
+                case .directory:
+                    result[path] = "/"
+                    try await walk(entry.attributes.ino, path + "/")
+                case .file: result[path] = try await read(path)
+                case .symlink: result[path] = "-> " + String(decoding: try core.readlink(entry.attributes.ino), as: UTF8.self)
+                }
+            }
+        }
+        try await walk(ItemRow.rootIno, "")
+        return result
+    }
+}
