@@ -33,6 +33,7 @@ enum DaemonLauncher {
         posix_spawn_file_actions_adddup2(&actions, logFD, 1)
         posix_spawn_file_actions_adddup2(&actions, logFD, 2)
         posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 3)
+        CSystemShims_spawn_closefrom(&actions, 4)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

@@ -1,1 +1,223 @@
+import Foundation
 import Testing
+
+/// Real programs on a real mount. Serialized: each test mounts its own container, and
+/// two cores are better spent on one at a time.
+@Suite(.serialized) struct MountTests {
+    @Test func largeFileCopyAndCompare() throws {
+        let fixture = try MountFixture()
+        let mnt = try fixture.mount()
+        try fixture.sh("""
+            head -c 67108864 /dev/urandom > big.bin
+            cp big.bin \(mnt)/big.bin
+            cmp big.bin \(mnt)/big.bin
+            test "$(stat -c %s \(mnt)/big.bin)" = 67108864
+            """)
+    }
+
+    @Test func tarOfAHeaderTreeInAndOut() throws {
+        let fixture = try MountFixture()
+        let mnt = try fixture.mount()
+        try fixture.sh("""
+            tar -C /usr/include -cf headers.tar linux
+            mkdir \(mnt)/src && tar -C \(mnt)/src -xf headers.tar
+            diff -r /usr/include/linux \(mnt)/src/linux
+            tar -C \(mnt)/src -cf back.tar linux
+            mkdir out && tar -C out -xf back.tar && diff -r /usr/include/linux out/linux
+            """)
+    }
+
+    @Test func gitWorks() throws {
+        let fixture = try MountFixture()
+        let mnt = try fixture.mount()
+        let status = try fixture.sh("""
+            export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t
+            git init -q repo && cd repo
+            for i in $(seq 1 50); do echo "line $i" > file$i.txt; done
+            mkdir -p sub/dir && echo deep > sub/dir/deep.txt
+            git add -A && git commit -qm first
+            echo changed >> file7.txt
+            git mv file8.txt renamed.txt
+            git status --porcelain
+            git commit -qam second && git log --oneline | wc -l
+            git fsck --no-progress 2>&1
+            """, in: mnt)
+        #expect(status.contains(" M file7.txt"))
+        #expect(status.contains("R  file8.txt -> renamed.txt"))
+        #expect(status.contains("\n2\n"))
+    }
+
+    @Test func sqliteWithThousandsOfRows() throws {
+        let fixture = try MountFixture()
+        let mnt = try fixture.mount()
+        let count = try fixture.sh("""
+            sqlite3 app.db "create table t(id integer primary key, v text);"
+            sqlite3 app.db "with recursive c(x) as (select 1 union all select x+1 from c where x < 20000) insert into t(v) select 'row ' || x from c;"
+            sqlite3 app.db "update t set v = v || '!' where id % 3 = 0; delete from t where id % 10 = 0;"
+            sqlite3 app.db "pragma integrity_check; select count(*) from t;"
+            """, in: mnt)
+        #expect(count == "ok\n18000\n")
+    }
+
+    @Test func scriptsMetadataAndXattrs() throws {
+        let fixture = try MountFixture()
+        let mnt = try fixture.mount()
+        try fixture.sh("""
+            printf '#!/bin/sh\\necho ran "$1"\\n' > run.sh
+            chmod +x run.sh
+            test "$(./run.sh ok)" = "ran ok"
+            echo data > a.txt && mv a.txt b.txt && test ! -e a.txt && test "$(cat b.txt)" = data
+            truncate -s 3 b.txt && test "$(cat b.txt)" = dat
+            truncate -s 10000 b.txt && test "$(stat -c %s b.txt)" = 10000
+            touch -d '2001-02-03 04:05:06' b.txt && test "$(stat -c %Y b.txt)" = "$(date -d '2001-02-03 04:05:06' +%s)"
+            chmod 600 b.txt && test "$(stat -c %a b.txt)" = 600
+            setfattr -n user.color -v blue b.txt
+            test "$(getfattr --only-values -n user.color b.txt)" = blue
+            getfattr -d b.txt | grep -q user.color
+            setfattr -x user.color b.txt && ! getfattr -n user.color b.txt 2>/dev/null
+            ln -s b.txt link && test "$(readlink link)" = b.txt && test "$(cat link)" = "$(cat b.txt)"
+            mkdir -p d1/d2 && rmdir d1/d2 && ! rmdir . 2>/dev/null
+            echo x > d1/f && ! rmdir d1 2>/dev/null && rm -r d1 && test ! -e d1
+            """, in: mnt)
+    }
+
+    @Test func errorsForWhatCannotBeStored() throws {
+        let fixture = try MountFixture()
+        let mnt = try fixture.mount()
+        let out = try fixture.sh("""
+            echo x > f
+            ln f hard 2>&1 || true
+            mkfifo fifo 2>&1 || true
+            ls
+            """, in: mnt)
+        #expect(out.contains("Operation not permitted"))
+        #expect(!out.contains("hard\n"))
+        #expect(!out.contains("fifo\n"))
+    }
+
+    @Test func atomicSavesRenamesAndOpenUnlinkedFiles() throws {
+        let fixture = try MountFixture()
+        let mnt = try fixture.mount()
+        try fixture.sh("""
+            echo original > doc.txt
+            id=$(getfattr --only-values -n user.ubiqfs.id doc.txt)
+            echo saved > .doc.txt.tmp && mv .doc.txt.tmp doc.txt
+            test "$(cat doc.txt)" = saved
+            test "$(getfattr --only-values -n user.ubiqfs.id doc.txt)" = "$id"
+            python3 - <<'PY'
+            import ctypes, os
+            libc = ctypes.CDLL(None, use_errno=True)
+            AT = -100
+            def renameat2(a, b, flags):
+                if libc.renameat2(AT, a.encode(), AT, b.encode(), flags) != 0:
+                    return ctypes.get_errno()
+                return 0
+            open("x", "w").write("X"); open("y", "w").write("Y")
+            assert renameat2("x", "y", 1) == 17, "RENAME_NOREPLACE must fail with EEXIST"
+            assert renameat2("x", "y", 2) == 0
+            assert open("x").read() == "Y" and open("y").read() == "X"
+            os.rename("y", "Y")  # case-only rename
+            assert sorted(n for n in os.listdir(".") if n in ("x", "Y", "y")) == ["Y", "x"]
+            f = open("x"); os.unlink("x")
+            assert f.read() == "Y" and not os.path.exists("x")
+            f.close()
+            w = open("w", "w"); w.write("before "); os.unlink("w"); w.write("after"); w.flush()
+            assert os.fstat(w.fileno()).st_size == 12
+            w.close()
+            PY
+            """, in: mnt)
+    }
+
+    @Test func locksBetweenLocalProcesses() throws {
+        let fixture = try MountFixture()
+        let mnt = try fixture.mount()
+        try fixture.sh("""
+            touch lockfile
+            flock lockfile sleep 2 &
+            sleep 0.5
+            ! flock -n lockfile true
+            wait
+            flock -n lockfile true
+            python3 -c '
+            import fcntl, os, subprocess
+            f = open("lockfile", "r+")
+            fcntl.lockf(f, fcntl.LOCK_EX)
+            r = subprocess.run(["python3", "-c", "import fcntl; f=open(\\"lockfile\\",\\"r+\\"); fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)"])
+            assert r.returncode != 0, "a second process got the fcntl lock"
+            '
+            """, in: mnt)
+    }
+
+    @Test func remountKeepsContentAndInodes() throws {
+        let fixture = try MountFixture()
+        let mnt = try fixture.mount()
+        try fixture.sh("""
+            mkdir -p \(mnt)/a/b && head -c 3000000 /dev/urandom > r.bin && cp r.bin \(mnt)/a/b/r.bin
+            echo hi > \(mnt)/a/hi.txt
+            (cd \(mnt) && find . -printf '%p %i %s %m\\n' | sort) > before.txt
+            """)
+        try fixture.unmount(mnt)
+        try fixture.mount()
+        try fixture.sh("""
+            (cd \(mnt) && find . -printf '%p %i %s %m\\n' | sort) > after.txt
+            diff before.txt after.txt
+            cmp r.bin \(mnt)/a/b/r.bin
+            """)
+    }
+
+    @Test func aFreshDeviceSeesPlaceholdersThenIdenticalContent() throws {
+        let fixture = try MountFixture()
+        let a = try fixture.mount("a")
+        try fixture.sh("""
+            mkdir -p \(a)/photos && head -c 5000000 /dev/urandom > p.jpg && cp p.jpg \(a)/photos/p.jpg
+            echo notes > \(a)/notes.txt && chmod 640 \(a)/notes.txt && touch -d '2020-01-01' \(a)/notes.txt
+            ubiqfs_bin=\(MountFixture.binary)
+            $ubiqfs_bin sync \(a) --wait
+            """)
+        let b = try fixture.mount("b")
+        try fixture.sh("""
+            test "$(stat -c '%s %b %a %Y' \(b)/photos/p.jpg)" = "5000000 0 644 $(stat -c %Y \(a)/photos/p.jpg)"
+            test "$(stat -c '%s %b %a %Y' \(b)/notes.txt)" = "6 0 640 $(stat -c %Y \(a)/notes.txt)"
+            test "$(getfattr --only-values -n user.ubiqfs.state \(b)/photos/p.jpg)" = placeholder
+            cmp p.jpg \(b)/photos/p.jpg
+            test "$(stat -c %b \(b)/photos/p.jpg)" -gt 0
+            test "$(getfattr --only-values -n user.ubiqfs.state \(b)/photos/p.jpg)" = local
+            test "$(cat \(b)/notes.txt)" = notes
+            """)
+        let status = try fixture.sh("\(MountFixture.binary) status \(b)")
+        #expect(status.contains("online"))
+        #expect(status.contains("pending uploads: 0"))
+    }
+
+    @Test func mountRefusesClearly() throws {
+        let fixture = try MountFixture()
+        let mnt = try fixture.mount()
+        let twice = try MountFixture.run([MountFixture.binary, "mount", mnt, "--store", fixture.store, "--state-dir", fixture.root + "/other"], timeout: 30)
+        #expect(twice.status != 0)
+        #expect(twice.error.contains("already mounted"))
+        try FileManager.default.createDirectory(atPath: fixture.root + "/second", withIntermediateDirectories: true)
+        let sameState = try MountFixture.run([MountFixture.binary, "mount", fixture.root + "/second", "--store", fixture.store, "--state-dir", fixture.root + "/mnt.state"], timeout: 30)
+        #expect(sameState.status != 0)
+        #expect(sameState.error.contains("another ubiqfs daemon"))
+        let missing = try MountFixture.run([MountFixture.binary, "mount", fixture.root + "/nope", "--store", fixture.store], timeout: 30)
+        #expect(missing.status != 0)
+        #expect(missing.error.contains("does not exist"))
+    }
+
+    @Test func pauseQueuesAndResumePushes() throws {
+        let fixture = try MountFixture()
+        let a = try fixture.mount("a")
+        let bin = MountFixture.binary
+        try fixture.sh("""
+            \(bin) pause \(a)
+            \(bin) status \(a) | grep -q paused
+            echo queued > \(a)/queued.txt
+            ! \(bin) sync \(a) --wait 2>/dev/null
+            \(bin) status \(a) | grep -q 'pending uploads: 1'
+            \(bin) resume \(a)
+            \(bin) sync \(a) --wait
+            \(bin) status \(a) | grep -q 'pending uploads: 0'
+            \(bin) locks \(a)
+            """)
+    }
+}

@@ -9,11 +9,13 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <spawn.h>
 
 // GNU extensions, declared here rather than with _GNU_SOURCE, which would change the
 // meaning of the system headers that Swift's Glibc module also imports.
 extern int pipe2(int fds[2], int flags);
 extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
 
 static inline ssize_t CSystemShims_getxattr(const char *path, const char *name, void *value, size_t size) {
     return getxattr(path, name, value, size);
@@ -25,6 +27,12 @@ static inline int CSystemShims_pipe_cloexec(int fds[2]) {
 
 static inline int CSystemShims_accept_cloexec(int fd) {
     return accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+}
+
+/// The daemon must not inherit the launcher's other descriptors (a caller's pipes or
+/// sockets would then never see end-of-file while the daemon runs).
+static inline int CSystemShims_spawn_closefrom(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
 }
 
 #endif

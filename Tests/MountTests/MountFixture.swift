@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+
+/// A real mount of a real `ubiqfs` daemon in a temporary folder, driven by real programs.
+/// The daemon runs in its own process (a process that serves a FUSE mount and uses it can
+/// deadlock in the kernel). Every mount is unmounted on every path, even on failure.
+final class MountFixture {
+    let root: String
+    let store: String
+    private(set) var mounted: [String] = []
+
+    init() throws {
+        root = "/tmp/ubiqfs-test-" + UUID().uuidString.prefix(8).lowercased()
+        store = root + "/store"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        for mountpoint in mounted {
+            _ = try? Self.run([Self.binary, "unmount", mountpoint], timeout: 60)
+            _ = try? Self.run(["fusermount3", "-uz", mountpoint], timeout: 10)
+        }
+        _ = try? Self.run(["pkill", "-9", "-f", "--", "--state-dir " + root], timeout: 10)
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    /// The `ubiqfs` built beside the test bundle (or $UBIQFS_BIN).
+    static let binary: String = {
+        if let path = ProcessInfo.processInfo.environment["UBIQFS_BIN"] { return path }
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [bundle, bundle.deletingLastPathComponent()] {
+            let path = candidate.appendingPathComponent("ubiqfs").path
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(".build/debug/ubiqfs").path
+    }()
+
+    /// Mounts the container at `root/NAME` with state in `root/NAME.state`; returns the mountpoint.
+    @discardableResult
+    func mount(_ name: String = "mnt", device: String? = nil, state: String? = nil, extra: [String] = []) throws -> String {
+        let mountpoint = root + "/" + name
+        try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
+        let stateDir = root + "/" + (state ?? name + ".state")
+        let result = try Self.run([
+            Self.binary, "mount", mountpoint, "--store", store, "--state-dir", stateDir,
+            "--device", device ?? name, "--poll-interval", "0.5",
+        ] + extra, timeout: 60)
+        guard result.status == 0 else {
+            throw FixtureError("mount failed (\(result.status)): \(result.error)")
+        }
+        mounted.append(mountpoint)
+        return mountpoint
+    }
+
+    func unmount(_ mountpoint: String) throws {
+        let result = try Self.run([Self.binary, "unmount", mountpoint], timeout: 120)
+        mounted.removeAll { $0 == mountpoint }
+        guard result.status == 0 else { throw FixtureError("unmount failed: \(result.error)") }
+    }
+
+    /// Runs a bash script in `directory`; fails the test with its output if it fails.
+    @discardableResult
+    func sh(_ script: String, in directory: String? = nil, timeout: TimeInterval = 300, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let result = try Self.run(["bash", "-euo", "pipefail", "-c", script], directory: directory ?? root, timeout: timeout)
+        if result.status != 0 {
+            Issue.record("script failed (\(result.status)):\n\(script)\n--- stdout\n\(result.output)\n--- stderr\n\(result.error)", sourceLocation: sourceLocation)
+            throw FixtureError("script failed")
+        }
+        return result.output
+    }
+
+    struct Result {
+        var status: Int32
+        var output: String
+        var error: String
+    }
+
+    static func run(_ arguments: [String], directory: String? = nil, timeout: TimeInterval) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory, isDirectory: true) }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(timeout)
+        // Read while waiting, so a chatty program never blocks on a full pipe.
+        let outData = DataBox()
+        let errData = DataBox()
+        let group = DispatchGroup()
+        for (pipe, box) in [(out, outData), (err, errData)] {
+            group.enter()
+            DispatchQueue.global().async {
+                box.data = pipe.fileHandleForReading.readDataToEndOfFile()
+                group.leave()
+            }
+        }
+        while process.isRunning {
+            if Date() > deadline {
+                process.terminate()
+                Thread.sleep(forTimeInterval: 1)
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+                group.wait()
+                return Result(status: -1, output: String(decoding: outData.data, as: UTF8.self), error: "timed out after \(timeout) s: \(arguments)\n" + String(decoding: errData.data, as: UTF8.self))
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        group.wait()
+        return Result(status: process.terminationStatus, output: String(decoding: outData.data, as: UTF8.self), error: String(decoding: errData.data, as: UTF8.self))
+    }
+}
+
+final class DataBox: @unchecked Sendable {
+    var data = Data()
+}
+
+struct FixtureError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
