@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the system packages ubiqfs needs to build, mount and test (Debian/Ubuntu).
+# The Swift 6 toolchain itself comes from swift.org and must be on PATH.
+set -euo pipefail
+
+packages=(fuse3 libfuse3-dev pkg-config libsqlite3-dev attr sqlite3 git python3 util-linux)
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    echo "installing: ${missing[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if ! command -v swift >/dev/null; then
+    echo "error: the Swift 6 toolchain is not on PATH (https://www.swift.org/install/linux/)" >&2
+    exit 1
+fi
+if [ ! -c /dev/fuse ] || ! [ -r /dev/fuse ] || ! [ -w /dev/fuse ]; then
+    echo "error: /dev/fuse is missing or not usable by $(id -un); FUSE cannot work here" >&2
+    exit 1
+fi

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what the tests need, builds ubiqfs and runs the whole test suite: unit tests,
+# multi-device sync tests, and integration tests that mount real FUSE filesystems.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+Packaging/install-deps.sh
+
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+swift build --build-tests 2>&1 | tee "$log"
+# No warnings in our own code (dependencies are not ours to fix).
+if grep -E "^$(pwd)/(Sources|Tests)/.*warning:" "$log"; then
+    echo "error: the build has warnings" >&2
+    exit 1
+fi
+
+# Mount tests leave nothing behind even when they fail; clean up a crashed earlier run too.
+cleanup_mounts() {
+    grep ' fuse.ubiqfs ' /proc/mounts | awk '{print $2}' | grep '^/tmp/ubiqfs-test-' | while read -r m; do
+        fusermount3 -uz "$m" || true
+    done
+}
+cleanup_mounts
+trap 'cleanup_mounts; rm -f "$log"' EXIT
+swift test --skip-build 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+if grep -q "with 0 tests" "$log"; then
+    echo "error: no test ran" >&2
+    exit 1
+fi
+exit "$status"
