@@ -67,6 +67,8 @@ public final class FileSystemCore: Sendable {
     static func wrap(_ error: any Error) -> FileSystemError {
         if let error = error as? FileSystemError { return error }
         if let error = error as? MetadataError {
+            // An error thrown inside the transaction closure comes back wrapped.
+            if let inner = error.cause as? FileSystemError { return inner }
             if error.code == .diskFull { return FileSystemError(.noSpace, error.message, cause: error) }
             if error.code == .constraint { return FileSystemError(.exists, error.message, cause: error) }
             return FileSystemError(.io, error.message, cause: error)
@@ -214,7 +216,8 @@ public final class FileSystemCore: Sendable {
     }
 
     public func symlink(parent: Int64, name: [UInt8], target: [UInt8], caller: Caller) throws(FileSystemError) -> ItemAttributes {
-        guard !target.isEmpty, target.count <= RecordValidator.maxTargetLength else { throw FileSystemError(.nameTooLong) }
+        guard !target.isEmpty else { throw FileSystemError(.notFound, "empty symlink target") }
+        guard target.count <= RecordValidator.maxTargetLength else { throw FileSystemError(.nameTooLong) }
         return try attributes(of: insertNew(parent: parent, name: name, kind: .symlink, mode: 0o777, caller: caller, target: ByteString(target)))
     }
 
@@ -239,7 +242,7 @@ public final class FileSystemCore: Sendable {
         guard let victim else { throw FileSystemError(.notFound) }
         try withLeases([(parent, .exclusive), (victim.inode, .exclusive)], "remove \(itemName)") { () throws(FileSystemError) in
             try write { db in
-                guard var row = try ItemRow.find(ino: victim.inode, db), !row.deleted, row.parent == parent else {
+                guard var row = try ItemRow.find(ino: victim.inode, db), !row.deleted, row.parent == parent, row.itemName == itemName else {
                     throw FileSystemError(.notFound)
                 }
                 if directory {
@@ -403,7 +406,10 @@ public final class FileSystemCore: Sendable {
                 Glibc.close(fd)
                 throw FileSystemError(code == ENOSPC ? .noSpace : .io, "truncate failed")
             }
-            try noteContentChange(ino)
+            do { try noteContentChange(ino) } catch {
+                Glibc.close(fd)
+                throw error
+            }
         }
         let opened = handles.open(OpenFile(ino: ino, fd: fd, writable: writable, append: flags & O_APPEND != 0))
         return opened
@@ -466,6 +472,17 @@ public final class FileSystemCore: Sendable {
         }
         handles.noteFsync(file.ino)
         sync.localChange()
+    }
+
+    /// fsync on a folder: every namespace change so far (a rename after a safe save) is durable.
+    public func fsyncDirectory(_ ino: Int64) throws(FileSystemError) {
+        do {
+            try metadata.durableWrite { db in
+                try db.execute(sql: "UPDATE item SET changeGen = changeGen WHERE ino = ?", arguments: [ino])
+            }
+        } catch {
+            throw Self.wrap(error)
+        }
     }
 
     public func release(handle: UInt64) {

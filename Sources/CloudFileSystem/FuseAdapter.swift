@@ -42,7 +42,13 @@ public final class FuseAdapter: FuseOperations {
         case .symlink: UInt32(S_IFLNK)
         }
         func time(_ ns: Int64) -> FuseTimespec {
-            FuseTimespec(seconds: ns / 1_000_000_000, nanoseconds: ns % 1_000_000_000)
+            var seconds = ns / 1_000_000_000
+            var nanoseconds = ns % 1_000_000_000
+            if nanoseconds < 0 {
+                seconds -= 1
+                nanoseconds += 1_000_000_000
+            }
+            return FuseTimespec(seconds: seconds, nanoseconds: nanoseconds)
         }
         return FuseAttributes(
             ino: UInt64(attributes.ino), mode: type | attributes.permissions, nlink: attributes.nlink,
@@ -50,6 +56,13 @@ public final class FuseAdapter: FuseOperations {
             blocks: UInt64(max(0, attributes.blocks)), blockSize: 4096,
             atime: time(attributes.atime), mtime: time(attributes.mtime), ctime: time(attributes.ctime)
         )
+    }
+
+    /// Seconds and nanoseconds as one Int64, clamped (a `touch -d` far in the future must not trap).
+    static func nanoseconds(_ time: FuseTimespec) -> Int64 {
+        let (scaled, overflow) = time.seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return time.seconds < 0 ? Int64.min / 2 : Int64.max / 2 }
+        return max(Int64.min / 2, min(Int64.max / 2, scaled &+ time.nanoseconds))
     }
 
     private static func entry(_ attributes: ItemAttributes) -> FuseEntry {
@@ -69,12 +82,16 @@ public final class FuseAdapter: FuseOperations {
             do {
                 for _ in 0..<3 {
                     try await core.materialize(Int64(ino))
-                    do {
-                        try body()
-                        return
-                    } catch let error as FileSystemError where error.code == .needsDownload {
-                        continue
+                    // The retry may wait for a lease (a blocking wait): not on the cooperative pool.
+                    let retried: Bool = try await OffloadedWork.run { () throws -> Bool in
+                        do {
+                            try body()
+                            return true
+                        } catch let error as FileSystemError where error.code == .needsDownload {
+                            return false
+                        }
                     }
+                    if retried { return }
                 }
                 throw FileSystemError(.io, "content of inode \(ino) keeps changing")
             } catch {
@@ -112,7 +129,7 @@ public final class FuseAdapter: FuseOperations {
             switch change {
             case .none: nil
             case .now: .now
-            case .time(let value): .at(value.seconds * 1_000_000_000 + value.nanoseconds)
+            case .time(let value): .at(Self.nanoseconds(value))
             }
         }
         let wanted = AttributeChanges(
@@ -297,7 +314,12 @@ public final class FuseAdapter: FuseOperations {
     }
 
     public func fsyncdir(_ request: FuseRequest, ino: UInt64, handle: UInt64, dataOnly: Bool) {
-        request.reply(error: 0)
+        do {
+            try core.fsyncDirectory(Int64(ino))
+            request.reply(error: 0)
+        } catch {
+            fail(request, error, "fsyncdir")
+        }
     }
 
     public func statfs(_ request: FuseRequest, ino: UInt64) {

@@ -21,7 +21,7 @@ public final class HandleTable: LocalActivity {
         var unlinked = false
 
         var isIdle: Bool {
-            lookups == 0 && openCount == 0 && writeGeneration == 0 && !contentReplaced && !unlinked && !markedDirty
+            lookups == 0 && openCount == 0 && !contentReplaced && !unlinked && !markedDirty
         }
     }
 

@@ -104,9 +104,9 @@ public final class ContentCache: Sendable {
         unlink(temporary.path)
     }
 
-    /// fsync, rename over the item's cache file, fsync the folder: durable and atomic.
+    /// fsync, then rename over the item's cache file (atomic); `syncFolder` makes it durable.
+    /// On failure the temporary is left to the caller's `discard`.
     public func install(_ temporary: TemporaryCacheFile, as ino: Int64, mtime: Int64) throws(CacheError) {
-        defer { close(temporary.fd) }
         var times = [
             timespec(tv_sec: 0, tv_nsec: Self.utimeOmit),
             timespec(tv_sec: Int(mtime / 1_000_000_000), tv_nsec: Int(mtime % 1_000_000_000)),
@@ -115,10 +115,16 @@ public final class ContentCache: Sendable {
         do {
             try Syscall.check("fsync") { fsync(temporary.fd) }
             try Syscall.check("rename") { rename(temporary.path, path(for: ino)) }
-            try Syscall.fsyncDirectory(directory)
         } catch {
-            unlink(temporary.path)
             throw CacheError("cannot install downloaded content of inode \(ino)", error)
+        }
+        close(temporary.fd)
+    }
+
+    /// Makes the renames in the cache folder durable.
+    public func syncFolder() throws(CacheError) {
+        do { try Syscall.fsyncDirectory(directory) } catch {
+            throw CacheError("cannot sync the cache folder", error)
         }
     }
 

@@ -11,7 +11,8 @@ public struct BlockReference: Hashable, Sendable, Codable {
 
     /// 64 lowercase hex digits: anything else from the store is refused.
     public var isWellFormed: Bool {
-        hash.utf8.count == 64 && hash.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) } && length >= 0
+        hash.utf8.count == 64 && hash.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+            && length >= 0 && length <= RecordValidator.maxSize
     }
 
     enum CodingKeys: String, CodingKey {

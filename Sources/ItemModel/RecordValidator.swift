@@ -23,12 +23,19 @@ public enum RecordValidator {
         guard item.parent.isWellFormed, item.parent != item.id else { throw refuse("malformed parent") }
         guard ItemName.isValid(item.name) else { throw refuse("name not allowed on Linux") }
         guard item.size >= 0, item.size <= maxSize else { throw refuse("size \(item.size) out of range") }
+        guard item.mtime > Int64.min / 2, item.mtime < Int64.max / 2 else { throw refuse("mtime out of range") }
         item.mode &= 0o1777
         switch item.kind {
         case .file:
             let blocks = item.blocks ?? []
             guard blocks.allSatisfy(\.isWellFormed) else { throw refuse("malformed block reference") }
-            guard blocks.reduce(0, { $0 + $1.length }) == item.size else { throw refuse("block lengths do not add up to the size") }
+            var total: Int64 = 0
+            for block in blocks {
+                let (sum, overflow) = total.addingReportingOverflow(block.length)
+                guard !overflow else { throw refuse("block lengths overflow") }
+                total = sum
+            }
+            guard total == item.size else { throw refuse("block lengths do not add up to the size") }
             item.blocks = blocks
             item.target = nil
         case .directory:

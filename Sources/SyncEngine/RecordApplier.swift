@@ -16,12 +16,20 @@ import MetadataStore
 struct RecordApplier {
     let db: Database
     let device: DeviceIdentity
+    let activity: any LocalActivity
     let now: Int64
     var outcome = ApplyOutcome()
 
-    init(db: Database, device: DeviceIdentity, now: Int64) {
+    /// Thrown (rolling the whole record back) when a record would replace or delete a file
+    /// that a local program has open for writing: the record waits until it is closed.
+    struct MustWait: Error {
+        var name: String
+    }
+
+    init(db: Database, device: DeviceIdentity, activity: any LocalActivity, now: Int64) {
         self.db = db
         self.device = device
+        self.activity = activity
         self.now = now
     }
 
@@ -87,6 +95,10 @@ struct RecordApplier {
             return
         }
 
+        guard row.itemKind == item.kind else {
+            outcome.refused.append("journal \(seq): \(item.name) refused: an item cannot change from \(row.kind) to \(item.kind.rawValue)")
+            return
+        }
         let localFlags = row.dirtyFlags
         let committedBlocks = base?.blocks ?? row.blockList
         let contentChanged = item.kind == .file && (item.blocks ?? []) != committedBlocks
@@ -102,6 +114,9 @@ struct RecordApplier {
             return
         }
 
+        if contentChanged && !localFlags.contains(.content) && activity.hasWriters(row.inode) {
+            throw MustWait(name: row.itemName.description)
+        }
         if localFlags.contains(.content) && contentChanged {
             try splitConflict(&row, remote: item, parent: parent.inode, seq: seq)
             return
@@ -209,6 +224,7 @@ struct RecordApplier {
         var survivors: Set<Int64> = []
         for ino in subtree.reversed() {
             guard var item = try ItemRow.find(ino: ino, db) else { continue }
+            if item.dirty == 0 && activity.hasWriters(ino) { throw MustWait(name: item.itemName.description) }
             let keep = try item.dirty != 0 || ItemRow.hasChildren(ino, db)
             if keep {
                 // Edit wins over delete: the item stays and will be committed as new.
@@ -270,9 +286,18 @@ struct RecordApplier {
 
     /// Brings back a folder deleted here (and its deleted ancestors), to be committed as new.
     private mutating func resurrect(_ folder: inout ItemRow) throws {
-        if let parentIno = folder.parent, var parent = try ItemRow.find(ino: parentIno, db), parent.deleted {
-            try resurrect(&parent)
+        // Deleted ancestors first, top down (iteratively: the chain comes from the store).
+        var chain: [ItemRow] = []
+        var next = folder.parent
+        while let ino = next, chain.count < 10_000, let ancestor = try ItemRow.find(ino: ino, db), ancestor.deleted {
+            chain.append(ancestor)
+            next = ancestor.parent
         }
+        for var ancestor in chain.reversed() { try undelete(&ancestor) }
+        try undelete(&folder)
+    }
+
+    private mutating func undelete(_ folder: inout ItemRow) throws {
         let parentIno = folder.parent ?? ItemRow.rootIno
         let name = try freeName(folder.itemName, parent: parentIno)
         folder.itemName = name

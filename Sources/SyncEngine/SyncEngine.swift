@@ -42,6 +42,8 @@ public actor SyncEngine {
     private var syncRequested = false
     private var syncWaiters: [CheckedContinuation<Result<Void, SyncError>, Never>] = []
     private var downloads: [Int64: [UUID: CheckedContinuation<Void, any Error>]] = [:]
+    /// A remote change waits for this file, open for writing here, to be closed.
+    private var waitingFor: String?
 
     public init(
         store: any ContainerStore, info: ContainerInfo, device: DeviceIdentity, metadata: MetadataStore,
@@ -157,11 +159,14 @@ public actor SyncEngine {
     /// One round: pull, then push until nothing is left or the store refuses.
     private func cycle() async -> Result<Void, SyncError> {
         signals.withLock { $0.pushWanted = false }
-        do {
+        do throws(SyncError) {
             var rounds = 0
             while rounds < 50 {
                 rounds += 1
-                try await pull()
+                guard try await pull() else {
+                    // Nothing can be committed before the journal is applied up to its end.
+                    throw SyncError(code: .waiting, message: "a change from another device waits until \(waitingFor ?? "a file") is closed here")
+                }
                 if try await push() == .idle { break }
             }
             online = true
@@ -185,7 +190,9 @@ public actor SyncEngine {
 
     // MARK: Pull
 
-    func pull() async throws(SyncError) {
+    /// Applies every new record; false if one must wait for a local writer.
+    @discardableResult
+    func pull() async throws(SyncError) -> Bool {
         if lastSeq == 0 { try await loadCheckpoint() }
         let keys = try await storeCall("cannot list the journal") { () throws(StoreError) in
             try await store.listAll(prefix: ContainerLayout.journalPrefix, startAfter: ContainerLayout.journalKey(lastSeq))
@@ -206,18 +213,16 @@ public actor SyncEngine {
                 logger.error("journal record \(seq) is malformed and was skipped: \(error)")
                 remember("journal record \(seq) skipped: \(error.message)", in: &errors)
             }
-            guard try await apply(record, seq: seq) else { break }
+            guard try await apply(record, seq: seq) else { return false }
         }
+        return true
     }
 
     /// Applies one record under exclusive leases on every item it touches and their
     /// folders. Returns false (and applies nothing) if it must wait for a local writer.
     func apply(_ record: JournalRecord, seq: UInt64) async throws(SyncError) -> Bool {
-        let own = record.device == device.id
-        let activity = self.activity
-        let touched: (inos: [Int64], wait: Bool) = try await metadataCall("cannot read items for journal \(seq)") { db in
+        let inos: [Int64] = try await metadataCall("cannot read items for journal \(seq)") { db in
             var inos: Set<Int64> = []
-            var wait = false
             for operation in record.ops {
                 if case .upsert(let item) = operation {
                     if item.parent == .root {
@@ -229,36 +234,34 @@ public actor SyncEngine {
                 guard let row = try ItemRow.find(id: operation.itemID, db) else { continue }
                 inos.insert(row.inode)
                 if let parent = row.parent { inos.insert(parent) }
-                if case .upsert(let item) = operation, !own, row.itemKind == .file, activity.hasWriters(row.inode),
-                   !row.dirtyFlags.contains(.content), (item.blocks ?? []) != row.blockList {
-                    // A writer holds the old version: the remote version waits until it is closed.
-                    wait = true
-                }
             }
-            return (inos.sorted(), wait)
-        }
-        if touched.wait {
-            logger.debug("journal \(seq) waits for a local writer")
-            return false
+            return inos.sorted()
         }
         let leases: LeaseSet
         do {
-            leases = try await coordinator.acquire(touched.inos.map { LeaseRequest(UInt64($0), .exclusive) }, owner: "sync: apply journal \(seq)")
+            leases = try await coordinator.acquire(inos.map { LeaseRequest(UInt64($0), .exclusive) }, owner: "sync: apply journal \(seq)")
         } catch {
             throw SyncError(code: .cancelled, message: "cancelled while waiting to apply journal \(seq)", cause: error)
         }
         let device = self.device
+        let activity = self.activity
         let outcome: ApplyOutcome
         do {
             outcome = try await metadata.write { db in
-                var applier = RecordApplier(db: db, device: device, now: Timestamp.now())
+                var applier = RecordApplier(db: db, device: device, activity: activity, now: Timestamp.now())
                 try applier.apply(record, seq: seq)
                 return applier.outcome
             }
         } catch {
             leases.release()
+            if let wait = error.cause as? RecordApplier.MustWait {
+                waitingFor = wait.name
+                logger.info("journal \(seq) waits until \(wait.name) is closed")
+                return false
+            }
             throw SyncError(code: .metadata, message: "cannot apply journal \(seq)", cause: error)
         }
+        waitingFor = nil
         for ino in outcome.droppedContent { cache.remove(ino) }
         leases.release()
         lastSeq = seq
@@ -282,7 +285,7 @@ public actor SyncEngine {
         guard let key = keys.last, ContainerLayout.sequence(ofKey: key, prefix: ContainerLayout.checkpointPrefix) != nil else { return }
         let bytes = try await storeCall("cannot read \(key)") { () throws(StoreError) in try await store.get(key) }
         guard let checkpoint = try? RecordCodec.decode(Checkpoint.self, from: bytes), checkpoint.format == Checkpoint.currentFormat,
-              ContainerLayout.checkpointKey(checkpoint.seq) == key
+              ContainerLayout.checkpointKey(checkpoint.seq) == key, checkpoint.seq < UInt64(Int64.max)
         else {
             logger.error("checkpoint \(key) is unreadable; replaying the journal instead")
             return
@@ -378,6 +381,12 @@ public actor SyncEngine {
         _ = try await metadataCall("cannot record commit \(seq)") { db in
             for entry in plan.entries {
                 guard var row = try ItemRow.find(ino: entry.ino, db) else { continue }
+                let committedID: ItemID = switch entry.change {
+                case .upsert(let item): item.id
+                case .delete(let id): id
+                }
+                // A safe save may have given the row another item's id meanwhile: leave it dirty.
+                guard row.itemID == committedID else { continue }
                 let contentClean = entry.upload.map { activity.commitContent(entry.ino, generation: $0.writeGeneration) } ?? true
                 let unchanged = row.changeGen == entry.changeGen && contentClean
                 switch entry.change {
@@ -422,9 +431,10 @@ public actor SyncEngine {
         var blocks: [BlockReference] = []
         var offset: Int64 = 0
         while true {
+            try Task.checkCancellation(or: SyncError(code: .cancelled, message: "upload cancelled"))
             let leases: LeaseSet
             do {
-                leases = try await coordinator.acquire([LeaseRequest(UInt64(ino), .shared)], owner: "sync: upload \(row.itemName)")
+                leases = try await coordinator.acquire([LeaseRequest(UInt64(ino), .shared)], owner: "sync: upload")
             } catch {
                 throw SyncError(code: .cancelled, message: "cancelled while uploading", cause: error)
             }
@@ -447,6 +457,10 @@ public actor SyncEngine {
             blocks.append(BlockReference(hash: hash, length: Int64(bytes.count)))
             offset += Int64(bytes.count)
             if bytes.count < blockSize { break }
+        }
+        // What is committed as clean must survive a power loss here.
+        guard fsync(fd) == 0 else {
+            throw SyncError(code: .cache, message: "cannot fsync local content of \(row.itemName)", cause: SystemError(errno: errno, call: "fsync"))
         }
         guard activity.writeGeneration(ino) == generation, let status = cache.status(fd: fd) else { return nil }
         return ContentUpload(blocks: blocks, size: offset, mtime: status.mtime, writeGeneration: generation)
@@ -542,6 +556,7 @@ public actor SyncEngine {
         do {
             try cache.install(temporary, as: ino, mtime: current.mtime)
             installed = true
+            try cache.syncFolder()
         } catch {
             throw SyncError(code: .cache, message: "cannot install \(row.itemName)", cause: error)
         }

@@ -3,7 +3,7 @@ import ItemModel
 /// Why a sync step failed. `unreachable` means "try later", never "deleted".
 public struct SyncError: UbiqError {
     public enum Code: String, Sendable, CustomStringConvertible {
-        case unreachable, paused, corrupt, store, metadata, cache, container, cancelled, notFound
+        case unreachable, paused, waiting, corrupt, store, metadata, cache, container, cancelled, notFound
         public var description: String { rawValue }
     }
 

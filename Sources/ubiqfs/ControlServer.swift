@@ -60,16 +60,24 @@ final class ControlServer: Sendable {
                 if errno == EINTR { continue }
                 return
             }
+            // Socket I/O stays on this thread (bounded by timeouts), never on the cooperative pool.
+            var timeout = timeval(tv_sec: 5, tv_usec: 0)
+            setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            guard let line = Self.readLine(client),
+                  let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(line.utf8))
+            else {
+                Self.send(ControlResponse(ok: false, error: "malformed request"), to: client)
+                close(client)
+                continue
+            }
             let handler = self.handler
             Task.detached {
-                defer { close(client) }
-                guard let line = Self.readLine(client),
-                      let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(line.utf8))
-                else {
-                    Self.send(ControlResponse(ok: false, error: "malformed request"), to: client)
-                    return
+                let response = await handler(request)
+                DispatchQueue.global().async {
+                    Self.send(response, to: client)
+                    close(client)
                 }
-                Self.send(await handler(request), to: client)
             }
         }
     }

@@ -40,10 +40,11 @@ final class Daemon {
             }
             logger.info("unmounting; pushing pending changes")
             mount.control.stop()
-            try? Blocking.wait { await mount.sync.shutdown() }
+            // Unmounted first, so no program waits on a mount nobody serves during the last push.
+            mount.session.unmount()
             mount.notifier.stop()
             mount.handles.closeAll()
-            mount.session.unmount()
+            try? Blocking.wait { await mount.sync.shutdown() }
             logger.info("stopped")
             return 0
         } catch {
@@ -77,6 +78,9 @@ final class Daemon {
         let mountpoint = options.resolvedMountpoint
         try checkMountpoint(mountpoint)
         let stateDir = options.resolvedStateDir
+        for (what, path) in [("state dir", stateDir), ("store", options.resolvedStore)] where path == mountpoint || path.hasPrefix(mountpoint + "/") {
+            throw CommandFailure("the \(what) \(path) cannot be inside the mountpoint \(mountpoint)")
+        }
         do {
             try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             chmod(stateDir, 0o700)

@@ -20,6 +20,10 @@ struct MountCommand: ParsableCommand {
         guard !options.container.isEmpty, !options.container.contains("/"), !options.container.hasPrefix(".") else {
             throw ValidationError("invalid container name '\(options.container)'")
         }
+        let device = options.resolvedDevice
+        guard !device.isEmpty, device.utf8.count <= 64, !device.contains("/"), !device.contains("\0") else {
+            throw ValidationError("invalid device name '\(device)': 1 to 64 bytes, no '/'")
+        }
     }
 
     func run() throws {

@@ -77,7 +77,11 @@ import Testing
             setfattr -x user.color b.txt && ! getfattr -n user.color b.txt 2>/dev/null
             ln -s b.txt link && test "$(readlink link)" = b.txt && test "$(cat link)" = "$(cat b.txt)"
             mkdir -p d1/d2 && rmdir d1/d2 && ! rmdir . 2>/dev/null
-            echo x > d1/f && ! rmdir d1 2>/dev/null && rm -r d1 && test ! -e d1
+            echo x > d1/f && rmdir d1 2>&1 | grep -q "Directory not empty" && rm -r d1 && test ! -e d1
+            rm nothing-here 2>&1 | grep -q "No such file or directory"
+            mkdir dir && echo y > dir/y && mkdir dest && echo z > dest/z && mv -T dir dest 2>&1 | grep -q "Directory not empty"
+            touch -d @100000000000 far.txt 2>/dev/null || true
+            stat far.txt >/dev/null && touch -d '1960-06-01 12:00:00.5' old.txt && test "$(stat -c %Y old.txt)" = "$(date -d '1960-06-01 12:00:00' +%s)"
             """, in: mnt)
     }
 
