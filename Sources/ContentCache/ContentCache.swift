@@ -82,10 +82,7 @@ public final class ContentCache: Sendable {
 
     /// Sets the cache file's mtime so it matches the item's (the cache file is the local truth).
     public func setModificationTime(_ ino: Int64, nanoseconds: Int64) {
-        var times = [
-            timespec(tv_sec: 0, tv_nsec: Self.utimeOmit),
-            timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000)),
-        ]
+        var times = [timespec(tv_sec: 0, tv_nsec: Self.utimeOmit), Timestamp.timespec(nanoseconds)]
         utimensat(AT_FDCWD, path(for: ino), &times, AT_SYMLINK_NOFOLLOW)
     }
 
@@ -107,10 +104,7 @@ public final class ContentCache: Sendable {
     /// fsync, then rename over the item's cache file (atomic); `syncFolder` makes it durable.
     /// On failure the temporary is left to the caller's `discard`.
     public func install(_ temporary: TemporaryCacheFile, as ino: Int64, mtime: Int64) throws(CacheError) {
-        var times = [
-            timespec(tv_sec: 0, tv_nsec: Self.utimeOmit),
-            timespec(tv_sec: Int(mtime / 1_000_000_000), tv_nsec: Int(mtime % 1_000_000_000)),
-        ]
+        var times = [timespec(tv_sec: 0, tv_nsec: Self.utimeOmit), Timestamp.timespec(mtime)]
         futimens(temporary.fd, &times)
         do {
             try Syscall.check("fsync") { fsync(temporary.fd) }

@@ -3,9 +3,20 @@ import Glibc
 /// Wall-clock time in nanoseconds since the epoch: the unit of every time ubiqfs stores.
 public enum Timestamp {
     public static func now() -> Int64 {
-        var ts = timespec()
+        var ts = Glibc.timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
+
+    /// Nanoseconds as a timespec, with floor division so times before 1970 stay valid.
+    public static func timespec(_ nanoseconds: Int64) -> Glibc.timespec {
+        var seconds = nanoseconds / 1_000_000_000
+        var rest = nanoseconds % 1_000_000_000
+        if rest < 0 {
+            seconds -= 1
+            rest += 1_000_000_000
+        }
+        return Glibc.timespec(tv_sec: Int(seconds), tv_nsec: Int(rest))
     }
 
     /// `YYYY-MM-DD HHMMSS` in UTC, for conflict copy names.
