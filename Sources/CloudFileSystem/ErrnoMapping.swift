@@ -23,7 +23,7 @@ enum ErrnoMapping {
         }
     }
 
-    static func errno(_ code: FileSystemError.Code) -> Int32 {
+    static func errno(_ code: FileSystemErrorCode) -> Int32 {
         switch code {
         case .notFound: ENOENT
         case .exists: EEXIST

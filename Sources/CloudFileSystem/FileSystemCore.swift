@@ -282,13 +282,13 @@ public final class FileSystemCore: Sendable {
                 let existing = try ItemRow.child(of: newParent, named: targetName, db)
                 guard existing?.inode == target?.inode else { throw FileSystemError(.busy, "folder changed during rename") }
                 let now = Timestamp.now()
-                if moving.itemKind == .directory, newParent != parent, try Self.isInside(newParent, moving.inode, db) {
+                if moving.itemKind == .directory, newParent != parent, try ItemRow.isInside(newParent, moving.inode, db) {
                     throw FileSystemError(.invalid, "cannot move a folder into itself")
                 }
                 if exchange {
                     guard var other = existing else { throw FileSystemError(.notFound) }
                     if other.inode == moving.inode { return nil }
-                    if other.itemKind == .directory, try Self.isInside(parent, other.inode, db) {
+                    if other.itemKind == .directory, try ItemRow.isInside(parent, other.inode, db) {
                         throw FileSystemError(.invalid, "cannot move a folder into itself")
                     }
                     // Through a name no one can have, so the unique index holds at every step.
@@ -341,17 +341,6 @@ public final class FileSystemCore: Sendable {
         }
         if let replaced { handles.markUnlinked(replaced) }
         sync.localChange()
-    }
-
-    private static func isInside(_ ino: Int64, _ ancestor: Int64, _ db: Database) throws -> Bool {
-        var current: Int64? = ino
-        var steps = 0
-        while let value = current, steps < 100_000 {
-            if value == ancestor { return true }
-            current = try Int64.fetchOne(db, sql: "SELECT parent FROM item WHERE ino = ?", arguments: [value])
-            steps += 1
-        }
-        return false
     }
 
     // MARK: Symlinks

@@ -2,23 +2,18 @@ import ItemModel
 
 /// What went wrong in a filesystem operation, in the filesystem's own terms. Turned into
 /// an errno in exactly one place (`ErrnoMapping`).
-public struct FileSystemError: UbiqError {
-    public enum Code: String, Sendable, CustomStringConvertible {
-        case notFound, exists, notDirectory, isDirectory, notEmpty, invalid, nameTooLong
-        case notPermitted, notSupported, noAttribute, range, tooBig, io, noSpace, badHandle
-        case unreachable, interrupted, busy, readOnly
-        /// Internal: the operation needs the content first; the adapter downloads and retries.
-        case needsDownload
-        public var description: String { rawValue }
-    }
+public enum FileSystemErrorCode: String, ErrorCode {
+    case notFound, exists, notDirectory, isDirectory, notEmpty, invalid, nameTooLong
+    case notPermitted, notSupported, noAttribute, range, tooBig, io, noSpace, badHandle
+    case unreachable, interrupted, busy, readOnly
+    /// Internal: the operation needs the content first; the adapter downloads and retries.
+    case needsDownload
+}
 
-    public var code: Code
-    public var message: String
-    public var cause: (any Error)?
+public typealias FileSystemError = CodedError<FileSystemErrorCode>
 
-    public init(_ code: Code, _ message: String = "", cause: (any Error)? = nil) {
-        self.code = code
-        self.message = message.isEmpty ? code.rawValue : message
-        self.cause = cause
+extension CodedError where Code == FileSystemErrorCode {
+    public init(_ code: FileSystemErrorCode, _ message: String = "", cause: (any Error)? = nil) {
+        self.init(code: code, message: message.isEmpty ? code.rawValue : message, cause: cause)
     }
 }

@@ -161,7 +161,7 @@ public struct LocalFolderStore: ContainerStore {
     }
 
     private static func failure(_ message: String, _ code: Int32, _ call: String) -> StoreError {
-        let kind: StoreError.Code = (code == EACCES || code == EPERM || code == EROFS) ? .accessDenied : .io
+        let kind: StoreErrorCode = (code == EACCES || code == EPERM || code == EROFS) ? .accessDenied : .io
         return StoreError(code: kind, message: message, cause: SystemError(errno: code, call: call))
     }
 }

@@ -2,24 +2,15 @@ import Glibc
 import ItemModel
 
 /// A failure of the local content cache; `diskFull` reaches the writing program as ENOSPC.
-public struct CacheError: UbiqError {
-    public enum Code: String, Sendable, CustomStringConvertible {
-        case io, diskFull, notFound, corrupt
-        public var description: String { rawValue }
-    }
+public enum CacheErrorCode: String, ErrorCode {
+    case io, diskFull, notFound, corrupt
+}
 
-    public var code: Code
-    public var message: String
-    public var cause: (any Error)?
+public typealias CacheError = CodedError<CacheErrorCode>
 
-    public init(code: Code, message: String, cause: (any Error)? = nil) {
-        self.code = code
-        self.message = message
-        self.cause = cause
-    }
-
+extension CodedError where Code == CacheErrorCode {
     init(_ message: String, _ error: SystemError) {
-        let code: Code = switch error.errno {
+        let code: CacheErrorCode = switch error.errno {
         case ENOSPC, EDQUOT: .diskFull
         case ENOENT: .notFound
         default: .io

@@ -147,6 +147,18 @@ extension ItemRow {
         try ItemRow.filter(Columns.parent == parent && Columns.deleted == false).fetchCount(db)
     }
 
+    /// Whether `ino` is `ancestor` or inside it (bounded: parents come from the store too).
+    public static func isInside(_ ino: Int64, _ ancestor: Int64, _ db: Database) throws -> Bool {
+        var current: Int64? = ino
+        var steps = 0
+        while let value = current, steps < 100_000 {
+            if value == ancestor { return true }
+            current = try Int64.fetchOne(db, sql: "SELECT parent FROM item WHERE ino = ?", arguments: [value])
+            steps += 1
+        }
+        return false
+    }
+
     /// Rows with local changes not yet committed.
     public static func dirtyRows(_ db: Database) throws -> [ItemRow] {
         try ItemRow.filter(Columns.dirty != 0).order(Columns.ino).fetchAll(db)

@@ -125,7 +125,7 @@ struct RecordApplier {
         if !localFlags.contains(.metadata) {
             if row.parent != parent.inode || row.itemName != item.name {
                 var target = parent.inode
-                if row.itemKind == .directory, try isInside(target, row.inode) {
+                if row.itemKind == .directory, try ItemRow.isInside(target, row.inode, db) {
                     target = ItemRow.rootIno
                     row.markChanged(.metadata, now: now)
                     outcome.conflicts.append("moving \(item.name) would make a cycle; it was put at the top of the container")
@@ -307,17 +307,5 @@ struct RecordApplier {
         try folder.update(db)
         outcome.invalidations.append(.entry(parent: parentIno, name: name.bytes))
         outcome.conflicts.append("\(name): deleted here but changed on another device; it was kept")
-    }
-
-    /// Whether `ino` is `ancestor` or inside it.
-    private func isInside(_ ino: Int64, _ ancestor: Int64) throws -> Bool {
-        var current: Int64? = ino
-        var steps = 0
-        while let value = current, steps < 10_000 {
-            if value == ancestor { return true }
-            current = try Int64.fetchOne(db, sql: "SELECT parent FROM item WHERE ino = ?", arguments: [value])
-            steps += 1
-        }
-        return false
     }
 }

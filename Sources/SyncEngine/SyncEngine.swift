@@ -587,7 +587,7 @@ public actor SyncEngine {
     static func wrap(_ error: any Error, _ message: String) -> SyncError {
         if let error = error as? SyncError { return error }
         if let error = error as? StoreError {
-            let code: SyncError.Code = switch error.code {
+            let code: SyncErrorCode = switch error.code {
             case .unreachable: .unreachable
             case .notFound: .notFound
             case .corrupt: .corrupt

@@ -1,12 +1,10 @@
 import CloudFileSystem
 import ContainerStore
-import ContentCache
 import FileCoordinator
 import Foundation
 import FuseKit
 import Glibc
 import Logging
-import MetadataStore
 import SyncEngine
 
 /// The mounted container: builds every part, mounts, serves until unmounted, then stops
@@ -97,29 +95,14 @@ final class Daemon {
         } catch {
             throw CommandFailure("the store \(options.resolvedStore) is unusable: \(error)")
         }
-        let metadata = try MetadataStore(path: stateDir + "/state.db")
-        let cache = try ContentCache(directory: stateDir + "/cache")
-        try StateReconciler.reconcile(metadata: metadata, cache: cache, logger: logger)
-        let deviceName = options.resolvedDevice
-        let (info, device) = try Blocking.wait {
-            try await ContainerBootstrap.open(store: store, metadata: metadata, deviceName: deviceName)
-        }
-
-        let handles = HandleTable()
-        let notifier = KernelNotifier(handles: handles)
-        let coordinator = FileCoordinator()
         var configuration = SyncConfiguration()
         if let poll = options.pollInterval { configuration.pollInterval = .milliseconds(Int(poll * 1000)) }
         if let interval = options.checkpointInterval, interval > 0 { configuration.checkpointInterval = interval }
-        let sync = try SyncEngine(
-            store: store, info: info, device: device, metadata: metadata, cache: cache, coordinator: coordinator,
-            activity: handles, invalidations: notifier, configuration: configuration, logger: logger
-        )
-        let controlPath = stateDir + "/control.sock"
-        let core = FileSystemCore(
-            metadata: metadata, cache: cache, coordinator: coordinator, handles: handles, sync: sync,
-            controlSocketPath: controlPath, logger: logger
-        )
+        let deviceName = options.resolvedDevice
+        let stack = try Blocking.wait { [configuration] in
+            try await DeviceStack.open(store: store, stateDir: stateDir, deviceName: deviceName, configuration: configuration, logger: logger)
+        }
+        let (sync, core, coordinator) = (stack.sync, stack.core, stack.coordinator)
         // The tree first, so a new device shows every item as soon as the mount is there.
         Task { await sync.start() }
         do {
@@ -133,7 +116,7 @@ final class Daemon {
             "ubiqfs", "-o", "default_permissions,fsname=ubiqfs:\(options.container),subtype=ubiqfs",
         ])
         try session.mount(at: mountpoint)
-        notifier.connect { [weak session] invalidation in
+        stack.notifier.connect { [weak session] invalidation in
             guard let session else { return }
             switch invalidation {
             case .inode(let ino, let data):
@@ -143,13 +126,13 @@ final class Daemon {
             }
         }
         let exitHandle = SessionExit(session)
-        let control = try ControlServer(path: controlPath) { request in
+        let control = try ControlServer(path: stack.controlSocketPath) { request in
             await Self.handle(request, sync: sync, core: core, coordinator: coordinator, mountpoint: mountpoint, stateDir: stateDir) {
                 exitHandle.request()
             }
         }
         control.start()
-        return Mounted(session: session, sync: sync, notifier: notifier, handles: handles, control: control, lock: lock)
+        return Mounted(session: session, sync: sync, notifier: stack.notifier, handles: stack.handles, control: control, lock: lock)
     }
 
     /// Lets the control server end the loop without keeping the session alive.

@@ -25,26 +25,14 @@ final class TestDevice: Sendable {
         self.name = name
         stateDir = FileManager.default.temporaryDirectory.appendingPathComponent("ubiqfs-dev-\(name)-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)
-        metadata = try MetadataStore(path: stateDir + "/state.db")
-        cache = try ContentCache(directory: stateDir + "/cache")
-        let (info, device) = try await ContainerBootstrap.open(store: store, metadata: metadata, deviceName: name)
-        handles = HandleTable()
-        notifier = KernelNotifier(handles: handles)
         var configuration = SyncConfiguration()
         configuration.pollInterval = .seconds(3600)
         configuration.debounce = .seconds(3600)
         configuration.checkpointInterval = checkpointInterval
         var logger = Logger(label: "test-\(name)")
         logger.logLevel = .warning
-        let coordinator = FileCoordinator()
-        engine = try SyncEngine(
-            store: store, info: info, device: device, metadata: metadata, cache: cache, coordinator: coordinator,
-            activity: handles, invalidations: notifier, configuration: configuration, logger: logger
-        )
-        core = FileSystemCore(
-            metadata: metadata, cache: cache, coordinator: coordinator, handles: handles, sync: engine,
-            controlSocketPath: stateDir + "/control.sock", logger: logger
-        )
+        let stack = try await DeviceStack.open(store: store, stateDir: stateDir, deviceName: name, configuration: configuration, logger: logger)
+        (metadata, cache, handles, notifier, engine, core) = (stack.metadata, stack.cache, stack.handles, stack.notifier, stack.sync, stack.core)
         await engine.start()
         try await engine.syncNow()
     }

@@ -1,0 +1,45 @@
+import ContainerStore
+import ContentCache
+import FileCoordinator
+import Logging
+import MetadataStore
+import SyncEngine
+
+/// One device's parts, assembled in the one right order (state, reconcile, container,
+/// then the live tables, the sync engine and the filesystem core); used by the daemon and
+/// by the tests that run devices without FUSE.
+public struct DeviceStack: Sendable {
+    public let metadata: MetadataStore
+    public let cache: ContentCache
+    public let coordinator: FileCoordinator
+    public let handles: HandleTable
+    public let notifier: KernelNotifier
+    public let sync: SyncEngine
+    public let core: FileSystemCore
+    public let controlSocketPath: String
+
+    public static func open(
+        store: any ContainerStore, stateDir: String, deviceName: String, configuration: SyncConfiguration, logger: Logger
+    ) async throws -> DeviceStack {
+        let metadata = try MetadataStore(path: stateDir + "/state.db")
+        let cache = try ContentCache(directory: stateDir + "/cache")
+        try StateReconciler.reconcile(metadata: metadata, cache: cache, logger: logger)
+        let (info, device) = try await ContainerBootstrap.open(store: store, metadata: metadata, deviceName: deviceName)
+        let handles = HandleTable()
+        let notifier = KernelNotifier(handles: handles)
+        let coordinator = FileCoordinator()
+        let sync = try SyncEngine(
+            store: store, info: info, device: device, metadata: metadata, cache: cache, coordinator: coordinator,
+            activity: handles, invalidations: notifier, configuration: configuration, logger: logger
+        )
+        let controlSocketPath = stateDir + "/control.sock"
+        let core = FileSystemCore(
+            metadata: metadata, cache: cache, coordinator: coordinator, handles: handles, sync: sync,
+            controlSocketPath: controlSocketPath, logger: logger
+        )
+        return DeviceStack(
+            metadata: metadata, cache: cache, coordinator: coordinator, handles: handles, notifier: notifier,
+            sync: sync, core: core, controlSocketPath: controlSocketPath
+        )
+    }
+}
