@@ -502,8 +502,9 @@ public final class FileSystemCore: Sendable {
                 if row.contentState == .placeholder {
                     if size != 0 { throw FileSystemError(.needsDownload) }
                     do { try cache.createEmpty(ino) } catch { throw Self.wrap(error) }
-                    row.contentState = .local
-                    try write { db in try row.update(db) }
+                    try write { db in
+                        try db.execute(sql: "UPDATE item SET content = ? WHERE ino = ?", arguments: [ContentState.local.rawValue, ino])
+                    }
                 } else {
                     let result = Glibc.truncate(cache.path(for: ino), off_t(size))
                     guard result == 0 else { throw FileSystemError(errno == ENOSPC ? .noSpace : .io, "truncate failed") }

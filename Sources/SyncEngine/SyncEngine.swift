@@ -552,7 +552,7 @@ public actor SyncEngine {
         }
         defer { leases.release() }
         let current = try await metadataCall("cannot read inode \(ino)") { db in try ItemRow.find(ino: ino, db) }
-        guard var current, current.contentState == .placeholder, current.blockList == blocks else { return }
+        guard let current, current.contentState == .placeholder, current.blockList == blocks else { return }
         do {
             try cache.install(temporary, as: ino, mtime: current.mtime)
             installed = true
@@ -560,9 +560,10 @@ public actor SyncEngine {
         } catch {
             throw SyncError(code: .cache, message: "cannot install \(row.itemName)", cause: error)
         }
-        current.contentState = .local
-        let updated = current
-        _ = try await metadataCall("cannot record download of \(row.itemName)") { db in try updated.update(db) }
+        // Only the content state: other columns may have moved on (a commit, a chmod) meanwhile.
+        _ = try await metadataCall("cannot record download of \(row.itemName)") { db in
+            try db.execute(sql: "UPDATE item SET content = ? WHERE ino = ?", arguments: [ContentState.local.rawValue, ino])
+        }
         invalidations.invalidate([.inode(ino, data: false)])
     }
 
