@@ -62,7 +62,9 @@ public final class FuseAdapter: FuseOperations {
     static func nanoseconds(_ time: FuseTimespec) -> Int64 {
         let (scaled, overflow) = time.seconds.multipliedReportingOverflow(by: 1_000_000_000)
         if overflow { return time.seconds < 0 ? Int64.min / 2 : Int64.max / 2 }
-        return max(Int64.min / 2, min(Int64.max / 2, scaled &+ time.nanoseconds))
+        let (sum, overflowed) = scaled.addingReportingOverflow(time.nanoseconds)
+        if overflowed { return time.seconds < 0 ? Int64.min / 2 : Int64.max / 2 }
+        return max(Int64.min / 2, min(Int64.max / 2, sum))
     }
 
     private static func entry(_ attributes: ItemAttributes) -> FuseEntry {

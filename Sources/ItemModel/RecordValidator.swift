@@ -23,7 +23,7 @@ public enum RecordValidator {
         guard item.parent.isWellFormed, item.parent != item.id else { throw refuse("malformed parent") }
         guard ItemName.isValid(item.name) else { throw refuse("name not allowed on Linux") }
         guard item.size >= 0, item.size <= maxSize else { throw refuse("size \(item.size) out of range") }
-        guard item.mtime > Int64.min / 2, item.mtime < Int64.max / 2 else { throw refuse("mtime out of range") }
+        guard item.mtime >= Int64.min / 2, item.mtime <= Int64.max / 2 else { throw refuse("mtime out of range") }
         item.mode &= 0o1777
         switch item.kind {
         case .file:

@@ -73,9 +73,14 @@ struct RecordApplier {
             try resurrect(&parent)
         }
         let base = try BaseSnapshots.find(item.id, db)
+        let existing = try ItemRow.find(id: item.id, db)
+        if let existing, existing.itemKind != item.kind {
+            outcome.refused.append("journal \(seq): \(item.name) refused: an item cannot change from \(existing.kind) to \(item.kind.rawValue)")
+            return
+        }
         try BaseSnapshots.set(item, seq: seq, db)
 
-        guard var row = try ItemRow.find(id: item.id, db) else {
+        guard var row = existing else {
             try insert(item, parent: parent.inode, seq: seq)
             return
         }
@@ -95,10 +100,6 @@ struct RecordApplier {
             return
         }
 
-        guard row.itemKind == item.kind else {
-            outcome.refused.append("journal \(seq): \(item.name) refused: an item cannot change from \(row.kind) to \(item.kind.rawValue)")
-            return
-        }
         let localFlags = row.dirtyFlags
         let committedBlocks = base?.blocks ?? row.blockList
         let contentChanged = item.kind == .file && (item.blocks ?? []) != committedBlocks

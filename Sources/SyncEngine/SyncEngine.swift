@@ -178,7 +178,7 @@ public actor SyncEngine {
             lastError = error.description
             remember(error.description, in: &errors)
             logger.error("sync failed: \(error)")
-            signals.withLock { $0.pushWanted = true }
+            // Retried at the next poll (later when offline), or when a writer closes.
             return .failure(error)
         }
     }
@@ -459,8 +459,10 @@ public actor SyncEngine {
             if bytes.count < blockSize { break }
         }
         // What is committed as clean must survive a power loss here.
-        guard fsync(fd) == 0 else {
-            throw SyncError(code: .cache, message: "cannot fsync local content of \(row.itemName)", cause: SystemError(errno: errno, call: "fsync"))
+        do {
+            _ = try await OffloadedWork.run { () throws(SystemError) in try Syscall.check("fsync") { fsync(fd) } }
+        } catch {
+            throw SyncError(code: .cache, message: "cannot fsync local content of \(row.itemName)", cause: error)
         }
         guard activity.writeGeneration(ino) == generation, let status = cache.status(fd: fd) else { return nil }
         return ContentUpload(blocks: blocks, size: offset, mtime: status.mtime, writeGeneration: generation)
@@ -554,9 +556,11 @@ public actor SyncEngine {
         let current = try await metadataCall("cannot read inode \(ino)") { db in try ItemRow.find(ino: ino, db) }
         guard let current, current.contentState == .placeholder, current.blockList == blocks else { return }
         do {
-            try cache.install(temporary, as: ino, mtime: current.mtime)
+            let cache = self.cache
+            let mtime = current.mtime
+            try await OffloadedWork.run { () throws(CacheError) in try cache.install(temporary, as: ino, mtime: mtime) }
             installed = true
-            try cache.syncFolder()
+            try await OffloadedWork.run { () throws(CacheError) in try cache.syncFolder() }
         } catch {
             throw SyncError(code: .cache, message: "cannot install \(row.itemName)", cause: error)
         }

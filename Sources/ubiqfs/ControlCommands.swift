@@ -102,7 +102,7 @@ struct LocksCommand: ParsableCommand {
 }
 
 struct UnmountCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "unmount", abstract: "Push what is pending, unmount, and stop the daemon.")
+    static let configuration = CommandConfiguration(commandName: "unmount", abstract: "Unmount, push what is pending, and stop the daemon.")
     @OptionGroup var target: MountpointArgument
 
     func run() throws {

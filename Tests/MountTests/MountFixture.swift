@@ -77,8 +77,12 @@ final class MountFixture {
 
     static func run(_ arguments: [String], directory: String? = nil, timeout: TimeInterval) throws -> Result {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
+        // Programs start with an empty signal mask, as from a terminal: the test runner's
+        // threads block signals, and a child would inherit that (Ctrl-C could not reach it).
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [
+            "-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execvp(sys.argv[1], sys.argv[1:])",
+        ] + arguments
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory, isDirectory: true) }
         let out = Pipe()
         let err = Pipe()

@@ -232,6 +232,35 @@ import Testing
         try fixture.sh("cmp keep.bin \(b)/keep.bin && test -d \(b)/folder")
     }
 
+    @Test func aReaderWaitingForADownloadCanBeInterrupted() throws {
+        let fixture = try MountFixture()
+        let a = try fixture.mount("a")
+        let bin = MountFixture.binary
+        try fixture.sh("""
+            echo "slow content" > \(a)/slow.txt
+            \(bin) sync \(a) --wait
+            \(bin) unmount \(a)
+            """)
+        // A store that never answers: the block becomes a fifo with no writer.
+        let blocks = fixture.store + "/default/blocks"
+        let block = try #require(try FileManager.default.contentsOfDirectory(atPath: blocks).first)
+        try fixture.sh("rm \(blocks)/\(block) && mkfifo \(blocks)/\(block)")
+        let b = try fixture.mount("b")
+        try fixture.sh("""
+            start=$(date +%s%N)
+            timeout -s INT 2 cat \(b)/slow.txt 2> err && exit 1
+            elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
+            test "$elapsed" -lt 5000
+            ls \(b) | grep -q slow.txt
+            getfattr -n user.ubiqfs.state \(b)/slow.txt | grep -q placeholder
+            # Let the stuck store call finish: it gets bytes that do not match the hash.
+            echo wrong > \(blocks)/\(block)
+            rm \(blocks)/\(block) && echo wrong > \(blocks)/\(block)
+            ! cat \(b)/slow.txt 2> err
+            grep -q "Input/output error" err
+            """)
+    }
+
     @Test func mountRefusesClearly() throws {
         let fixture = try MountFixture()
         let mnt = try fixture.mount()
