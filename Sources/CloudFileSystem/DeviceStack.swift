@@ -35,7 +35,7 @@ public struct DeviceStack: Sendable {
         let controlSocketPath = stateDir + "/control.sock"
         let core = FileSystemCore(
             metadata: metadata, cache: cache, coordinator: coordinator, handles: handles, sync: sync,
-            controlSocketPath: controlSocketPath, logger: logger
+            notifier: notifier, controlSocketPath: controlSocketPath, logger: logger
         )
         return DeviceStack(
             metadata: metadata, cache: cache, coordinator: coordinator, handles: handles, notifier: notifier,

@@ -22,6 +22,7 @@ public final class FileSystemCore: Sendable {
     public let coordinator: FileCoordinator
     public let handles: HandleTable
     public let sync: SyncEngine
+    let notifier: any InvalidationSink
     let logger: Logger
     /// Answered on the root as `user.ubiqfs.control`, so the CLI finds the daemon from a path.
     let controlSocketPath: String
@@ -30,8 +31,9 @@ public final class FileSystemCore: Sendable {
 
     public init(
         metadata: MetadataStore, cache: ContentCache, coordinator: FileCoordinator, handles: HandleTable,
-        sync: SyncEngine, controlSocketPath: String, logger: Logger
+        sync: SyncEngine, notifier: any InvalidationSink, controlSocketPath: String, logger: Logger
     ) {
+        self.notifier = notifier
         self.metadata = metadata
         self.cache = cache
         self.coordinator = coordinator
@@ -607,16 +609,90 @@ public final class FileSystemCore: Sendable {
         }
     }
 
+    /// The `user.ubiqfs.*` names (docs/XATTRS.md): answered by name, never listed.
     private func statusXattr(_ ino: Int64, _ key: String) throws(FileSystemError) -> [UInt8] {
         let row = try row(ino)
+        let transfer = sync.transfers.transfer(ino)
         switch key {
         case "user.ubiqfs.control" where ino == ItemRow.rootIno: return Array(controlSocketPath.utf8)
         case "user.ubiqfs.id": return Array(row.id.utf8)
         case "user.ubiqfs.version": return Array(String(row.baseSeq).utf8)
+        case "user.ubiqfs.pinned": return try read { db in try ItemRow.isPinned(ino, db) } ? [49] : [48]
         case "user.ubiqfs.state":
-            let state = row.dirty != 0 ? "pending" : (row.itemKind == .file && row.contentState == .placeholder ? "placeholder" : "local")
+            let state = if let transfer {
+                transfer.direction == .download ? "downloading" : "uploading"
+            } else if sync.transfers.error(ino) != nil {
+                "error"
+            } else if row.dirty != 0 {
+                "pending"
+            } else if row.itemKind == .file && row.contentState == .placeholder {
+                "placeholder"
+            } else {
+                "local"
+            }
             return Array(state.utf8)
+        case "user.ubiqfs.progress":
+            let percent = transfer?.percent ?? (row.itemKind == .file && row.contentState == .placeholder ? 0 : 100)
+            return Array(String(percent).utf8)
+        case "user.ubiqfs.error":
+            guard let error = sync.transfers.error(ino) else { throw FileSystemError(.noAttribute) }
+            return Array(error.utf8)
         default: throw FileSystemError(.noAttribute)
+        }
+    }
+
+    /// Pin (true), unpin (false) or inherit (nil). Pinning downloads what is not local yet.
+    public func setPinned(_ ino: Int64, _ pinned: Bool?) throws(FileSystemError) {
+        let toFetch = try withLeases([(ino, .exclusive)], "pin \(ino)") { () throws(FileSystemError) -> [Int64] in
+            try write { db -> [Int64] in
+                guard var row = try ItemRow.find(ino: ino, db), !row.deleted else { throw FileSystemError(.notFound) }
+                row.pinned = pinned
+                row.ctime = Timestamp.now()
+                try row.update(db)
+                guard try ItemRow.isPinned(ino, db) else { return [] }
+                let candidates = row.itemKind == .directory ? try ItemRow.descendants(of: ino, db) : [row]
+                return try candidates.filter { item in
+                    try item.itemKind == .file && item.contentState == .placeholder && ItemRow.isPinned(item.inode, db)
+                }.map(\.inode)
+            }
+        }
+        sync.prefetch(toFetch)
+    }
+
+    /// Drops local content, keeping the item as a placeholder; a folder evicts everything
+    /// under it that it can and reports the first refusal.
+    public func evict(_ ino: Int64) throws(FileSystemError) {
+        let row = try row(ino)
+        guard row.itemKind == .directory else {
+            try evictFile(ino)
+            return
+        }
+        let files = try read { db in try ItemRow.descendants(of: ino, db).filter { $0.itemKind == .file }.map(\.inode) }
+        var first: FileSystemError?
+        for file in files {
+            do { try evictFile(file) } catch { first = first ?? error }
+        }
+        if let first { throw first }
+    }
+
+    private func evictFile(_ ino: Int64) throws(FileSystemError) {
+        try withLeases([(ino, .exclusive)], "evict \(ino)") { () throws(FileSystemError) in
+            let evicted = try write { db -> Bool in
+                guard let row = try ItemRow.find(ino: ino, db), !row.deleted else { throw FileSystemError(.notFound) }
+                guard row.itemKind == .file, row.contentState == .local else { return false }
+                if try ItemRow.isPinned(ino, db) {
+                    throw FileSystemError(.notPermitted, "\(row.itemName) is pinned; unpin it first")
+                }
+                if row.dirtyFlags.contains(.content) || row.baseSeq == 0 || handles.hasWriters(ino) || sync.transfers.transfer(ino) != nil {
+                    throw FileSystemError(.busy, "\(row.itemName) has changes not uploaded yet or is open for writing")
+                }
+                try db.execute(sql: "UPDATE item SET content = ?, ctime = ? WHERE ino = ?", arguments: [ContentState.placeholder.rawValue, Timestamp.now(), ino])
+                return true
+            }
+            if evicted {
+                cache.remove(ino)
+                notifier.invalidate([.inode(ino, data: true)])
+            }
         }
     }
 
@@ -625,7 +701,20 @@ public final class FileSystemCore: Sendable {
         guard key.hasPrefix("user."), key.utf8.count <= 255, Array(key.utf8) == name else {
             throw FileSystemError(.notSupported, "only user.* extended attributes are stored")
         }
-        if key.hasPrefix("user.ubiqfs.") { throw FileSystemError(.notSupported, "\(key) is not settable") }
+        switch key {
+        case "user.ubiqfs.pinned":
+            switch value {
+            case [49], [49, 10]: return try setPinned(ino, true)
+            case [48], [48, 10]: return try setPinned(ino, false)
+            default: throw FileSystemError(.invalid, "user.ubiqfs.pinned takes 1 or 0")
+            }
+        case "user.ubiqfs.evict":
+            return try evict(ino)
+        case _ where key.hasPrefix("user.ubiqfs."):
+            throw FileSystemError(.notPermitted, "\(key) is read-only")
+        default:
+            break
+        }
         guard value.count <= Self.maxXattrValue else { throw FileSystemError(.tooBig) }
         try withLeases([(ino, .exclusive)], "setxattr \(ino)") { () throws(FileSystemError) in
             try write { db in
@@ -655,6 +744,8 @@ public final class FileSystemCore: Sendable {
     public func removeXattr(_ ino: Int64, name: [UInt8]) throws(FileSystemError) {
         let key = String(decoding: name, as: UTF8.self)
         guard key.hasPrefix("user.") else { throw FileSystemError(.notSupported) }
+        if key == "user.ubiqfs.pinned" { return try setPinned(ino, nil) }
+        if key.hasPrefix("user.ubiqfs.") { throw FileSystemError(.notPermitted, "\(key) is read-only") }
         try withLeases([(ino, .exclusive)], "removexattr \(ino)") { () throws(FileSystemError) in
             try write { db in
                 guard var row = try ItemRow.find(ino: ino, db) else { throw FileSystemError(.notFound) }

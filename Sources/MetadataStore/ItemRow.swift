@@ -37,6 +37,8 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
     public var deleted: Bool
     /// Bumped by every local change, so a push clears `dirty` only if nothing changed meanwhile.
     public var changeGen: Int64
+    /// This device's pin state: nil inherits from the folder above, false/true override.
+    public var pinned: Bool?
 
     public enum Columns {
         public static let ino = Column(CodingKeys.ino)
@@ -73,6 +75,7 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
         self.dirty = 0
         self.deleted = false
         self.changeGen = 0
+        self.pinned = nil
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) {
@@ -157,6 +160,29 @@ extension ItemRow {
             steps += 1
         }
         return false
+    }
+
+    /// The effective pin state: the nearest explicit state on the item or a folder above it.
+    public static func isPinned(_ ino: Int64, _ db: Database) throws -> Bool {
+        var current: Int64? = ino
+        var steps = 0
+        while let value = current, steps < 100_000 {
+            guard let row = try Row.fetchOne(db, sql: "SELECT parent, pinned FROM item WHERE ino = ?", arguments: [value]) else { return false }
+            if let pinned = row["pinned"] as Bool? { return pinned }
+            current = row["parent"]
+            steps += 1
+        }
+        return false
+    }
+
+    /// Every live item under a folder (not the folder itself), breadth first.
+    public static func descendants(of ino: Int64, _ db: Database) throws -> [ItemRow] {
+        try ItemRow.fetchAll(db, sql: """
+            WITH RECURSIVE sub(ino) AS (
+                SELECT ino FROM item WHERE parent = ? AND deleted = 0
+                UNION ALL SELECT item.ino FROM item JOIN sub ON item.parent = sub.ino WHERE item.deleted = 0
+            ) SELECT item.* FROM item JOIN sub ON item.ino = sub.ino
+            """, arguments: [ino])
     }
 
     /// Rows with local changes not yet committed.

@@ -66,13 +66,16 @@ public final class MetadataStore: Sendable {
                 t.primaryKey("key", .text)
                 t.column("value", .text).notNull()
             }
+            // The root, in plain SQL: the row type follows the newest schema, this migration the v1 one.
             let now = Int64(Date().timeIntervalSince1970 * 1e9)
-            var root = ItemRow(
-                id: .root, parent: nil, name: ByteString(""), kind: .directory, mode: 0o755,
-                uid: UInt32(getuid()), gid: UInt32(getgid()), size: 0, mtime: now
-            )
-            root.contentState = .local
-            try root.insert(db)
+            try db.execute(sql: """
+                INSERT INTO item (ino, id, parent, name, kind, mode, uid, gid, size, mtime, ctime, atime, content, baseSeq, dirty, deleted, changeGen)
+                VALUES (1, ?, NULL, x'', 'directory', 493, ?, ?, 0, ?, ?, ?, 1, 0, 0, 0, 0)
+                """, arguments: [ItemID.root.rawValue, Int64(getuid()), Int64(getgid()), now, now, now])
+        }
+        migrator.registerMigration("v2: pin states") { db in
+            // NULL: inherit from the folder above; 0: never kept local by force; 1: pinned.
+            try db.alter(table: "item") { t in t.add(column: "pinned", .integer) }
         }
         return migrator
     }

@@ -5,4 +5,6 @@ struct ApplyOutcome: Sendable {
     var droppedContent: [Int64] = []
     var conflicts: [String] = []
     var refused: [String] = []
+    /// Files that are placeholders because of this record (new, or changed elsewhere): pinned ones are prefetched.
+    var placeholders: [Int64] = []
 }

@@ -143,6 +143,7 @@ struct RecordApplier {
                 row.contentState = .placeholder
                 outcome.droppedContent.append(row.inode)
             }
+            outcome.placeholders.append(row.inode)
             outcome.invalidations.append(.inode(row.inode, data: true))
         } else {
             outcome.invalidations.append(.inode(row.inode, data: false))
@@ -162,6 +163,7 @@ struct RecordApplier {
         row.contentState = item.kind == .file ? .placeholder : .local
         row.baseSeq = Int64(seq)
         try row.insert(db)
+        if item.kind == .file { outcome.placeholders.append(row.inode) }
         outcome.invalidations.append(.entry(parent: parent, name: item.name.bytes))
     }
 

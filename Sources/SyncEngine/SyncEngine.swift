@@ -16,6 +16,8 @@ public actor SyncEngine {
     public nonisolated let store: any ContainerStore
     public nonisolated let device: DeviceIdentity
     public nonisolated let info: ContainerInfo
+    /// Transfers in flight and per-item errors, for the status xattrs.
+    public nonisolated let transfers = TransferTable()
     let metadata: MetadataStore
     let cache: ContentCache
     let coordinator: FileCoordinator
@@ -275,6 +277,11 @@ public actor SyncEngine {
             remember(refusal, in: &errors)
         }
         await purgeDeleted()
+        if !outcome.placeholders.isEmpty {
+            let candidates = outcome.placeholders
+            let pinned = (try? await metadata.read { db in try candidates.filter { try ItemRow.isPinned($0, db) } }) ?? []
+            prefetch(pinned)
+        }
         return true
     }
 
@@ -430,6 +437,9 @@ public actor SyncEngine {
         let blockSize = Int(info.blockSize)
         var blocks: [BlockReference] = []
         var offset: Int64 = 0
+        transfers.begin(ino, .upload, total: cache.status(fd: fd)?.size ?? 0)
+        var failure: String? = "upload interrupted"
+        defer { transfers.end(ino, error: failure) }
         while true {
             try Task.checkCancellation(or: SyncError(code: .cancelled, message: "upload cancelled"))
             let leases: LeaseSet
@@ -456,6 +466,7 @@ public actor SyncEngine {
             }
             blocks.append(BlockReference(hash: hash, length: Int64(bytes.count)))
             offset += Int64(bytes.count)
+            transfers.progress(ino, done: offset)
             if bytes.count < blockSize { break }
         }
         // What is committed as clean must survive a power loss here.
@@ -464,6 +475,7 @@ public actor SyncEngine {
         } catch {
             throw SyncError(code: .cache, message: "cannot fsync local content of \(row.itemName)", cause: error)
         }
+        failure = nil
         guard activity.writeGeneration(ino) == generation, let status = cache.status(fd: fd) else { return nil }
         return ContentUpload(blocks: blocks, size: offset, mtime: status.mtime, writeGeneration: generation)
     }
@@ -500,6 +512,18 @@ public actor SyncEngine {
         }
     }
 
+    /// Downloads these items in the background, one after another (pinned items).
+    public nonisolated func prefetch(_ inos: [Int64]) {
+        guard !inos.isEmpty else { return }
+        Task {
+            for ino in inos {
+                do { try await self.materialize(ino) } catch {
+                    self.logger.warning("prefetch of inode \(ino) failed: \(error)")
+                }
+            }
+        }
+    }
+
     private func cancelWaiter(_ ino: Int64, _ waiter: UUID) {
         downloads[ino]?.removeValue(forKey: waiter)?.resume(throwing: CancellationError())
     }
@@ -523,6 +547,9 @@ public actor SyncEngine {
         }
         guard row.itemKind == .file, row.contentState == .placeholder else { return }
         let blocks = row.blockList
+        transfers.begin(ino, .download, total: row.size)
+        var failure: String? = "download interrupted"
+        defer { transfers.end(ino, error: failure) }
         let temporary: TemporaryCacheFile
         do { temporary = try cache.makeTemporary() } catch {
             throw SyncError(code: .cache, message: "cannot make room for \(row.itemName)", cause: error)
@@ -536,6 +563,7 @@ public actor SyncEngine {
                 try await store.get(ContainerLayout.blockKey(block.hash))
             }
             guard Int64(bytes.count) == block.length, ContentHasher.sha256Hex(bytes) == block.hash else {
+                failure = "block \(block.hash) does not match its hash"
                 throw SyncError(code: .corrupt, message: "block \(block.hash) of \(row.itemName) (\(row.id)) does not match its hash; not served")
             }
             let at = offset
@@ -545,6 +573,7 @@ public actor SyncEngine {
                 throw SyncError(code: .cache, message: "cannot write \(row.itemName) to the cache", cause: error)
             }
             offset += block.length
+            transfers.progress(ino, done: offset)
         }
         let leases: LeaseSet
         do {
@@ -554,7 +583,10 @@ public actor SyncEngine {
         }
         defer { leases.release() }
         let current = try await metadataCall("cannot read inode \(ino)") { db in try ItemRow.find(ino: ino, db) }
-        guard let current, current.contentState == .placeholder, current.blockList == blocks else { return }
+        guard let current, current.contentState == .placeholder, current.blockList == blocks else {
+            failure = nil
+            return
+        }
         do {
             let cache = self.cache
             let mtime = current.mtime
@@ -568,6 +600,7 @@ public actor SyncEngine {
         _ = try await metadataCall("cannot record download of \(row.itemName)") { db in
             try db.execute(sql: "UPDATE item SET content = ? WHERE ino = ?", arguments: [ContentState.local.rawValue, ino])
         }
+        failure = nil
         invalidations.invalidate([.inode(ino, data: false)])
     }
 

@@ -12,6 +12,7 @@ struct UbiqFS: ParsableCommand {
         subcommands: [
             MountCommand.self, UnmountCommand.self, StatusCommand.self, SyncCommand.self,
             PauseCommand.self, ResumeCommand.self, LocksCommand.self,
+            PinCommand.self, UnpinCommand.self, EvictCommand.self, DownloadCommand.self,
         ]
     )
 }

@@ -261,6 +261,63 @@ import Testing
             """)
     }
 
+    @Test func pinAndEvictThroughXattrs() throws {
+        let fixture = try MountFixture()
+        let a = try fixture.mount("a")
+        let bin = MountFixture.binary
+        try fixture.sh("""
+            mkdir \(a)/folder
+            head -c 1500000 /dev/urandom > x.bin && cp x.bin \(a)/folder/x.bin
+            echo top > \(a)/top.txt
+            \(bin) sync \(a) --wait
+            """)
+        let b = try fixture.mount("b")
+        try fixture.sh("""
+            state() { getfattr --only-values -n user.ubiqfs.state "$1"; }
+            wait_for() { for i in $(seq 1 150); do if eval "$1"; then return 0; fi; sleep 0.1; done; echo "timed out: $1" >&2; return 1; }
+            test "$(state \(b)/folder/x.bin)" = placeholder
+            test "$(getfattr --only-values -n user.ubiqfs.pinned \(b)/folder/x.bin)" = 0
+            ! getfattr -d -m - \(b)/folder/x.bin 2>/dev/null | grep -q ubiqfs
+
+            # Pinning a folder downloads what is inside, now and later.
+            setfattr -n user.ubiqfs.pinned -v 1 \(b)/folder
+            test "$(getfattr --only-values -n user.ubiqfs.pinned \(b)/folder/x.bin)" = 1
+            wait_for '[ "$(state \(b)/folder/x.bin)" = local ]'
+            head -c 300000 /dev/urandom > later.bin && cp later.bin \(a)/folder/later.bin
+            \(bin) sync \(a) --wait
+            wait_for '[ -e \(b)/folder/later.bin ] && [ "$(state \(b)/folder/later.bin)" = local ]'
+            ! setfattr -n user.ubiqfs.evict -v 1 \(b)/folder/x.bin 2> err
+            grep -q "Operation not permitted" err
+
+            # Unpinned, a folder evict turns everything back into placeholders; reading restores it.
+            setfattr -n user.ubiqfs.pinned -v 0 \(b)/folder
+            setfattr -n user.ubiqfs.evict -v 1 \(b)/folder
+            test "$(stat -c '%s %b' \(b)/folder/x.bin)" = "1500000 0"
+            test "$(state \(b)/folder/later.bin)" = placeholder
+            cmp x.bin \(b)/folder/x.bin
+            test "$(state \(b)/folder/x.bin)" = local
+            test "$(getfattr --only-values -n user.ubiqfs.progress \(b)/folder/x.bin)" = 100
+
+            # Changes not uploaded yet are never evicted.
+            \(bin) pause \(b)
+            echo more >> \(b)/top.txt
+            test "$(state \(b)/top.txt)" = pending
+            ! setfattr -n user.ubiqfs.evict -v 1 \(b)/top.txt 2> err
+            grep -q "Device or resource busy" err
+            test "$(cat \(b)/top.txt)" = "$(printf 'top\nmore')"
+            \(bin) resume \(b) && \(bin) sync \(b) --wait
+            \(bin) evict \(b)/top.txt
+            test "$(stat -c %b \(b)/top.txt)" = 0
+
+            # The command line is the same interface.
+            \(bin) evict \(b)/folder
+            \(bin) download \(b)/folder | tail -1 | grep -q "100%"
+            test "$(state \(b)/folder/later.bin)" = local
+            cmp later.bin \(b)/folder/later.bin
+            ! setfattr -n user.ubiqfs.state -v x \(b)/top.txt 2>/dev/null
+            """)
+    }
+
     @Test func mountRefusesClearly() throws {
         let fixture = try MountFixture()
         let mnt = try fixture.mount()

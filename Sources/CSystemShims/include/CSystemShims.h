@@ -21,6 +21,10 @@ static inline ssize_t CSystemShims_getxattr(const char *path, const char *name, 
     return getxattr(path, name, value, size);
 }
 
+static inline int CSystemShims_setxattr(const char *path, const char *name, const void *value, size_t size) {
+    return setxattr(path, name, value, size, 0);
+}
+
 static inline int CSystemShims_pipe_cloexec(int fds[2]) {
     return pipe2(fds, O_CLOEXEC);
 }

@@ -1,0 +1,36 @@
+import CSystemShims
+import Foundation
+import Glibc
+
+/// The CLI's item commands are thin layers over the xattr interface (docs/XATTRS.md),
+/// so scripts using setfattr/getfattr get exactly the same behaviour.
+enum ItemXattrs {
+    static func get(_ path: String, _ name: String) -> String? {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = CSystemShims_getxattr(path, name, &buffer, buffer.count)
+        guard n >= 0 else { return nil }
+        return String(decoding: buffer[0..<n], as: UTF8.self)
+    }
+
+    static func set(_ path: String, _ name: String, _ value: String) throws {
+        let bytes = Array(value.utf8)
+        guard CSystemShims_setxattr(path, name, bytes, bytes.count) == 0 else {
+            throw CommandFailure("\(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Applies `body` to every path, reporting each failure and failing at the end if any did.
+    static func each(_ paths: [String], _ body: (String) throws -> Void) throws {
+        var failed = false
+        for path in paths {
+            do { try body(path) } catch {
+                FileHandle.standardError.write(Data("ubiqfs: \(error)\n".utf8))
+                failed = true
+            }
+        }
+        if failed { throw ExitCodeFailure() }
+    }
+}
+
+/// Failure already reported line by line.
+struct ExitCodeFailure: Error {}
