@@ -49,6 +49,7 @@ let package = Package(
             dependencies: [
                 "FuseKit", "ItemModel", "MetadataStore", "ContentCache", "FileCoordinator",
                 "ContainerStore", "SyncEngine",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -675,7 +675,7 @@ public final class FileSystemCore: Sendable {
         if let first { throw first }
     }
 
-    private func evictFile(_ ino: Int64) throws(FileSystemError) {
+    func evictFile(_ ino: Int64) throws(FileSystemError) {
         try withLeases([(ino, .exclusive)], "evict \(ino)") { () throws(FileSystemError) in
             let evicted = try write { db -> Bool in
                 guard let row = try ItemRow.find(ino: ino, db), !row.deleted else { throw FileSystemError(.notFound) }

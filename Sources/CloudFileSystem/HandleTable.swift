@@ -1,4 +1,5 @@
 import Glibc
+import ItemModel
 import Synchronization
 import SyncEngine
 
@@ -29,6 +30,8 @@ public final class HandleTable: LocalActivity {
         var live: [Int64: Live] = [:]
         var files: [UInt64: OpenFile] = [:]
         var nextHandle: UInt64 = 1
+        /// When each item was last opened (nanoseconds): the cache budget evicts the oldest first.
+        var lastUse: [Int64: Int64] = [:]
     }
 
     private let state = Mutex(State())
@@ -75,6 +78,7 @@ public final class HandleTable: LocalActivity {
             let handle = state.nextHandle
             state.nextHandle += 1
             state.files[handle] = file
+            state.lastUse[file.ino] = Timestamp.now()
             var live = state.live[file.ino] ?? Live()
             live.openCount += 1
             if file.writable { live.writers += 1 }
@@ -166,6 +170,14 @@ public final class HandleTable: LocalActivity {
             live.markedDirty = false
             return true
         }
+    }
+
+    public func isOpen(_ ino: Int64) -> Bool {
+        peek(ino) { $0.openCount > 0 }
+    }
+
+    public func lastUse(_ ino: Int64) -> Int64? {
+        state.withLock { $0.lastUse[ino] }
     }
 
     public func isReferenced(_ ino: Int64) -> Bool {

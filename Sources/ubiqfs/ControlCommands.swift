@@ -28,7 +28,7 @@ struct StatusCommand: ParsableCommand {
         print("  journal:         \(status.lastSeq)")
         print("  pending uploads: \(status.pendingItems)")
         print("  downloading:     \(status.downloading)")
-        print("  cache:           \(Self.size(response.cacheBytes ?? 0)) in \(response.stateDir ?? "?")/cache")
+        print("  cache:           \(Self.size(response.cacheBytes ?? 0)) of \(Self.size(response.cacheBudget ?? 0)) in \(response.stateDir ?? "?")/cache")
         if let last = status.lastSync {
             print("  last sync:       \(Int(Date().timeIntervalSince1970 - last))s ago")
         }

@@ -13,6 +13,7 @@ struct ControlResponse: Codable {
     var error: String?
     var status: SyncStatus?
     var cacheBytes: Int64?
+    var cacheBudget: Int64?
     var mountpoint: String?
     var stateDir: String?
     var pid: Int32?

@@ -38,6 +38,7 @@ final class Daemon {
             }
             logger.info("unmounting; pushing pending changes")
             mount.control.stop()
+            mount.budget.stop()
             // Unmounted first, so no program waits on a mount nobody serves during the last push.
             mount.session.unmount()
             mount.notifier.stop()
@@ -69,6 +70,7 @@ final class Daemon {
         var notifier: KernelNotifier
         var handles: HandleTable
         var control: ControlServer
+        var budget: CacheBudget
         var lock: Int32
     }
 
@@ -103,6 +105,8 @@ final class Daemon {
             try await DeviceStack.open(store: store, stateDir: stateDir, deviceName: deviceName, configuration: configuration, logger: logger)
         }
         let (sync, core, coordinator) = (stack.sync, stack.core, stack.coordinator)
+        let limit = options.cacheSize.flatMap(ByteSize.parse) ?? CacheBudget.defaultLimit(cacheDirectory: stack.cache.directory)
+        let budget = CacheBudget(core: core, limit: limit, logger: logger)
         // The tree first, so a new device shows every item as soon as the mount is there.
         Task { await sync.start() }
         do {
@@ -127,12 +131,13 @@ final class Daemon {
         }
         let exitHandle = SessionExit(session)
         let control = try ControlServer(path: stack.controlSocketPath) { request in
-            await Self.handle(request, sync: sync, core: core, coordinator: coordinator, mountpoint: mountpoint, stateDir: stateDir) {
+            await Self.handle(request, sync: sync, core: core, budget: budget, coordinator: coordinator, mountpoint: mountpoint, stateDir: stateDir) {
                 exitHandle.request()
             }
         }
         control.start()
-        return Mounted(session: session, sync: sync, notifier: stack.notifier, handles: stack.handles, control: control, lock: lock)
+        budget.start()
+        return Mounted(session: session, sync: sync, notifier: stack.notifier, handles: stack.handles, control: control, budget: budget, lock: lock)
     }
 
     /// Lets the control server end the loop without keeping the session alive.
@@ -179,14 +184,16 @@ final class Daemon {
     }
 
     private static func handle(
-        _ request: ControlRequest, sync: SyncEngine, core: FileSystemCore, coordinator: FileCoordinator,
+        _ request: ControlRequest, sync: SyncEngine, core: FileSystemCore, budget: CacheBudget, coordinator: FileCoordinator,
         mountpoint: String, stateDir: String, exit: @Sendable () -> Void
     ) async -> ControlResponse {
         var response = ControlResponse(ok: true, mountpoint: mountpoint, stateDir: stateDir, pid: getpid())
         switch request.command {
         case "status":
             response.status = await sync.status()
-            response.cacheBytes = core.cacheBytes()
+            let usage = core.cacheBytes()
+            response.cacheBytes = usage
+            response.cacheBudget = budget.effectiveLimit(usage: usage)
         case "sync":
             if request.wait ?? false {
                 do { try await sync.syncNow() } catch {

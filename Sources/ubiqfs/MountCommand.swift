@@ -20,6 +20,9 @@ struct MountCommand: ParsableCommand {
         guard !options.container.isEmpty, !options.container.contains("/"), !options.container.hasPrefix(".") else {
             throw ValidationError("invalid container name '\(options.container)'")
         }
+        if let size = options.cacheSize, ByteSize.parse(size) == nil {
+            throw ValidationError("invalid --cache-size '\(size)': a number with an optional unit K, M, G or T")
+        }
         let device = options.resolvedDevice
         guard !device.isEmpty, device.utf8.count <= 64, !device.contains("/"), !device.contains("\0") else {
             throw ValidationError("invalid device name '\(device)': 1 to 64 bytes, no '/'")

@@ -17,6 +17,9 @@ struct MountOptions: ParsableArguments {
     @Option(help: "This device's name in the container (shown in conflict copies). Default: the host name.")
     var device: String?
 
+    @Option(help: "How much local content to keep (e.g. 500M, 20G); least recently used, unpinned, uploaded items are evicted past it. Default: a quarter of the cache disk.")
+    var cacheSize: String?
+
     @Flag(help: "Stay in the foreground instead of running as a daemon.")
     var foreground = false
 

@@ -318,6 +318,30 @@ import Testing
             """)
     }
 
+    @Test func theCacheBudgetHoldsAndKeepsPinnedFiles() throws {
+        let fixture = try MountFixture()
+        let a = try fixture.mount("a")
+        let bin = MountFixture.binary
+        try fixture.sh("""
+            for i in 1 2 3 4 5 6; do head -c 1048576 /dev/urandom > f$i.bin; cp f$i.bin \(a)/f$i.bin; done
+            \(bin) sync \(a) --wait
+            """)
+        let b = try fixture.mount("b", extra: ["--cache-size", "3M"])
+        try fixture.sh("""
+            cache() { \(bin) status \(b) --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["cacheBytes"])'; }
+            wait_for() { for i in $(seq 1 100); do if eval "$1"; then return 0; fi; sleep 0.1; done; echo "timed out: $1 ($(cache))" >&2; return 1; }
+            \(bin) pin \(b)/f1.bin
+            wait_for '[ "$(getfattr --only-values -n user.ubiqfs.state \(b)/f1.bin)" = local ]'
+            for i in 2 3 4 5 6; do cmp f$i.bin \(b)/f$i.bin; done
+            wait_for '[ "$(cache)" -le 3145728 ]'
+            test "$(getfattr --only-values -n user.ubiqfs.state \(b)/f1.bin)" = local
+            test "$(getfattr --only-values -n user.ubiqfs.state \(b)/f2.bin)" = placeholder
+            for i in 1 2 3 4 5 6; do cmp f$i.bin \(b)/f$i.bin; done
+            wait_for '[ "$(cache)" -le 3145728 ]'
+            \(bin) status \(b) | grep -q "of 3.0 MiB"
+            """)
+    }
+
     @Test func mountRefusesClearly() throws {
         let fixture = try MountFixture()
         let mnt = try fixture.mount()

@@ -1,0 +1,100 @@
+import ContentCache
+import Foundation
+import Glibc
+import GRDB
+import ItemModel
+import Logging
+import MetadataStore
+import Synchronization
+
+/// Keeps local content within a budget: when the cache grows past it, items that are
+/// unpinned, uploaded, and not open are evicted, least recently used first, until the
+/// cache is back under 90% of the budget. Pinned, open and unuploaded items never are.
+/// The budget also shrinks so that the cache disk keeps some free space. Runs on its own
+/// thread (eviction takes leases, a blocking wait).
+public final class CacheBudget: Sendable {
+    public let limit: Int64
+    private let core: FileSystemCore
+    private let logger: Logger
+    private let stopped = Mutex(false)
+
+    /// Space always left free on the cache disk: 5% of it, at least 1 GiB (less on small disks).
+    static func reserve(diskSize: Int64) -> Int64 { min(max(diskSize / 20, 1 << 30), diskSize / 10) }
+
+    /// The default budget: a quarter of the cache disk.
+    public static func defaultLimit(cacheDirectory: String) -> Int64 {
+        var info = statvfs()
+        guard statvfs(cacheDirectory, &info) == 0 else { return 1 << 30 }
+        return Int64(info.f_blocks) * Int64(info.f_frsize) / 4
+    }
+
+    public init(core: FileSystemCore, limit: Int64, logger: Logger) {
+        self.core = core
+        self.limit = limit
+        self.logger = logger
+    }
+
+    public func start() {
+        let thread = Thread { [self] in
+            while !stopped.withLock({ $0 }) {
+                enforce()
+                Thread.sleep(forTimeInterval: 1)
+            }
+        }
+        thread.name = "ubiqfs-cache-budget"
+        thread.start()
+    }
+
+    public func stop() {
+        stopped.withLock { $0 = true }
+    }
+
+    /// The budget now: the configured limit, or less if the disk is running out of space.
+    public func effectiveLimit(usage: Int64) -> Int64 {
+        var info = statvfs()
+        guard statvfs(core.cache.directory, &info) == 0 else { return limit }
+        let size = Int64(info.f_blocks) * Int64(info.f_frsize)
+        let available = Int64(info.f_bavail) * Int64(info.f_frsize)
+        return max(0, min(limit, usage + available - Self.reserve(diskSize: size)))
+    }
+
+    /// Evicts until the cache fits; returns how many items were evicted.
+    @discardableResult
+    public func enforce() -> Int {
+        var usage = core.cacheBytes()
+        let budget = effectiveLimit(usage: usage)
+        guard usage > budget else { return 0 }
+        let target = budget / 10 * 9
+        let handles = core.handles
+        let cache = core.cache
+        let candidates: [(ino: Int64, lastUse: Int64)]
+        do {
+            candidates = try core.metadata.read { db in
+                try ItemRow
+                    .filter(ItemRow.Columns.kind == ItemKind.file.rawValue && ItemRow.Columns.content == ContentState.local.rawValue
+                        && ItemRow.Columns.dirty == 0 && ItemRow.Columns.deleted == false)
+                    .fetchAll(db)
+                    .filter { row in try row.baseSeq > 0 && !handles.isOpen(row.inode) && !ItemRow.isPinned(row.inode, db) }
+                    .map { ($0.inode, handles.lastUse($0.inode) ?? cache.status($0.inode)?.mtime ?? 0) }
+            }
+        } catch {
+            logger.error("cache budget: cannot list candidates: \(error)")
+            return 0
+        }
+        var evicted = 0
+        for candidate in candidates.sorted(by: { $0.lastUse < $1.lastUse }) where usage > target {
+            let size = (cache.status(candidate.ino)?.blocks ?? 0) * 512
+            do {
+                try core.evictFile(candidate.ino)
+                usage -= size
+                evicted += 1
+            } catch {
+                logger.debug("cache budget: kept inode \(candidate.ino): \(error)")
+            }
+        }
+        if evicted > 0 {
+            logger.info("cache budget: evicted \(evicted) items; cache now \(usage) of \(budget) bytes")
+        }
+        return evicted
+    }
+}
