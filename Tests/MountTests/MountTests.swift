@@ -252,12 +252,15 @@ import Testing
             elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
             test "$elapsed" -lt 5000
             ls \(b) | grep -q slow.txt
-            getfattr -n user.ubiqfs.state \(b)/slow.txt | grep -q placeholder
+            # The reader gave up; the download itself goes on for the next reader.
+            test "$(getfattr --only-values -n user.ubiqfs.state \(b)/slow.txt)" = downloading
             # Let the stuck store call finish: it gets bytes that do not match the hash.
             echo wrong > \(blocks)/\(block)
             rm \(blocks)/\(block) && echo wrong > \(blocks)/\(block)
             ! cat \(b)/slow.txt 2> err
             grep -q "Input/output error" err
+            test "$(getfattr --only-values -n user.ubiqfs.state \(b)/slow.txt)" = error
+            getfattr --only-values -n user.ubiqfs.error \(b)/slow.txt | grep -q "does not match its hash"
             """)
     }
 
