@@ -6,14 +6,31 @@ import Glibc
 struct MountpointArgument: ParsableArguments {
     @Argument(help: "A ubiqfs mountpoint.")
     var mountpoint: String
+
+    init() {}
+
+    init(mountpoint: String) {
+        self.mountpoint = mountpoint
+    }
 }
 
 struct StatusCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show sync state, pending uploads, errors and cache use.")
-    @OptionGroup var target: MountpointArgument
-    @Flag(help: "Print the daemon's JSON reply.") var json = false
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show a mount's sync state, pending uploads, errors and cache use, or one item's state.",
+        discussion: "Given a mountpoint, shows the mount; given a file or folder inside a mount, shows that item."
+    )
+    @Argument(help: "A ubiqfs mountpoint, or an item inside one.") var path: String
+    @Flag(help: "Print JSON.") var json = false
+
+    var target: MountpointArgument { MountpointArgument(mountpoint: path) }
 
     func run() throws {
+        let absolute = Paths.absolute(path)
+        if ItemXattrs.get(absolute, "user.ubiqfs.control") == nil, let state = ItemXattrs.get(absolute, "user.ubiqfs.state") {
+            try showItem(absolute, state: state)
+            return
+        }
         let response = try ControlClient.send(ControlRequest(command: "status"), mountpoint: target.mountpoint)
         if json {
             let encoder = JSONEncoder()
@@ -35,6 +52,30 @@ struct StatusCommand: ParsableCommand {
         if let error = status.lastError { print("  last error:      \(error)") }
         for conflict in status.conflicts.suffix(10) { print("  conflict:        \(conflict)") }
         for error in status.errors.suffix(5) where error != status.lastError { print("  error:           \(error)") }
+    }
+
+    private func showItem(_ path: String, state: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw CommandFailure("\(path): \(String(cString: strerror(errno)))") }
+        var fields: [(String, String)] = [
+            ("state", state),
+            ("progress", (ItemXattrs.get(path, "user.ubiqfs.progress") ?? "-") + "%"),
+            ("pinned", ItemXattrs.get(path, "user.ubiqfs.pinned") == "1" ? "yes" : "no"),
+            ("size", Self.size(Int64(info.st_size))),
+            ("on this disk", Self.size(Int64(info.st_blocks) * 512)),
+            ("id", ItemXattrs.get(path, "user.ubiqfs.id") ?? "-"),
+            ("version", ItemXattrs.get(path, "user.ubiqfs.version") ?? "-"),
+        ]
+        if let error = ItemXattrs.get(path, "user.ubiqfs.error") { fields.append(("error", error)) }
+        if json {
+            let object = Dictionary(fields, uniquingKeysWith: { first, _ in first })
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(object), as: UTF8.self))
+            return
+        }
+        print(path)
+        for (name, value) in fields { print("  \(name + ":")\(String(repeating: " ", count: max(1, 14 - name.count)))\(value)") }
     }
 
     static func size(_ bytes: Int64) -> String {

@@ -54,9 +54,6 @@ struct DownloadCommand: ParsableCommand {
 
     /// Opening the file downloads it; the progress xattr is shown meanwhile.
     static func download(_ path: String, terminal: Bool) throws {
-        if ItemXattrs.get(path, "user.ubiqfs.state") != "placeholder" && ItemXattrs.get(path, "user.ubiqfs.state") != "downloading" {
-            return
-        }
         let opened = DispatchSemaphore(value: 0)
         let outcome = OpenOutcome()
         Thread.detachNewThread {

@@ -311,6 +311,8 @@ import Testing
             \(bin) resume \(b) && \(bin) sync \(b) --wait
             \(bin) evict \(b)/top.txt
             test "$(stat -c %b \(b)/top.txt)" = 0
+            \(bin) status \(b)/top.txt | grep -q "state:.*placeholder"
+            \(bin) status \(b)/folder/x.bin | grep -q "on this disk:.*1.4 MiB"
 
             # The command line is the same interface.
             \(bin) evict \(b)/folder
