@@ -44,7 +44,7 @@ enum ErrnoMapping {
         case .interrupted: EINTR
         case .busy: EBUSY
         case .readOnly: EROFS
-        case .needsDownload: EIO
+        case .needsDownload, .needsRange: EIO
         }
     }
 }

@@ -423,8 +423,29 @@ public final class FileSystemCore: Sendable {
         }
     }
 
+    /// Opens a placeholder for reading while it downloads: reads of blocks not there yet
+    /// throw `.needsRange` and the adapter waits for them.
+    public func openStream(_ ino: Int64, path: String, generation: UInt64) throws(FileSystemError) -> (handle: UInt64, keepCache: Bool) {
+        try withLeases([(ino, .shared)], "open \(ino)") { () throws(FileSystemError) in
+            let fd = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+            guard fd >= 0 else {
+                // Installed meanwhile (the temporary file became the cache file): open it as usual.
+                return try openFile(row(ino), flags: O_RDONLY)
+            }
+            let opened = handles.open(OpenFile(ino: ino, fd: fd, writable: false, append: false, stream: generation))
+            return (opened.handle, false)
+        }
+    }
+
     public func read(handle: UInt64, size: Int, offset: Int64) throws(FileSystemError) -> [UInt8] {
         guard let file = handles.file(handle) else { throw FileSystemError(.badHandle) }
+        if let generation = file.stream {
+            switch sync.transfers.rangeStatus(generation, offset: offset, length: size) {
+            case .ready: break
+            case .missing: throw FileSystemError(.needsRange)
+            case .failed(let reason): throw FileSystemError(.io, reason)
+            }
+        }
         return try withLeases([(file.ino, .shared)], "read \(file.ino)") { () throws(FileSystemError) in
             do {
                 return try Syscall.readFully(fd: file.fd, count: size, at: offset)

@@ -8,6 +8,8 @@ public enum FileSystemErrorCode: String, ErrorCode {
     case unreachable, interrupted, busy, readOnly
     /// Internal: the operation needs the content first; the adapter downloads and retries.
     case needsDownload
+    /// Internal: the read needs blocks still downloading; the adapter waits and retries.
+    case needsRange
 }
 
 public typealias FileSystemError = CodedError<FileSystemErrorCode>

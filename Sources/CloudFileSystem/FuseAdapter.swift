@@ -226,6 +226,8 @@ public final class FuseAdapter: FuseOperations {
         do {
             let opened = try core.open(Int64(ino), flags: flags)
             request.reply(open: FuseOpenOptions(handle: opened.handle, keepCache: opened.keepCache))
+        } catch where error.code == .needsDownload && flags & O_ACCMODE == O_RDONLY {
+            streamingOpen(request, ino)
         } catch where error.code == .needsDownload {
             afterDownload(request, ino, "open") {
                 let opened = try core.open(Int64(ino), flags: flags)
@@ -234,6 +236,26 @@ public final class FuseAdapter: FuseOperations {
         } catch {
             fail(request, error, "open")
         }
+    }
+
+    /// A placeholder opened for reading: the open returns as soon as the download has
+    /// started; each read waits only for its own blocks.
+    private func streamingOpen(_ request: FuseRequest, _ ino: UInt64) {
+        let box = CancellationBox()
+        request.onInterrupt { box.cancel() }
+        let core = self.core
+        box.attach(Task {
+            do {
+                let stream = try await core.sync.beginStreaming(Int64(ino))
+                let opened = try await OffloadedWork.run { () throws -> (handle: UInt64, keepCache: Bool) in
+                    if let stream { return try core.openStream(Int64(ino), path: stream.path, generation: stream.generation) }
+                    return try core.open(Int64(ino), flags: O_RDONLY)
+                }
+                request.reply(open: FuseOpenOptions(handle: opened.handle, keepCache: opened.keepCache))
+            } catch {
+                self.fail(request, error, "open")
+            }
+        })
     }
 
     public func create(_ request: FuseRequest, parent: UInt64, name: [UInt8], mode: UInt32, flags: Int32) {
@@ -246,7 +268,26 @@ public final class FuseAdapter: FuseOperations {
     }
 
     public func read(_ request: FuseRequest, ino: UInt64, handle: UInt64, size: Int, offset: Int64) {
-        do { request.reply(bytes: try core.read(handle: handle, size: size, offset: offset)) } catch { fail(request, error, "read") }
+        do {
+            request.reply(bytes: try core.read(handle: handle, size: size, offset: offset))
+        } catch where error.code == .needsRange {
+            // Blocks still downloading: wait for them (Ctrl-C stops waiting), then read.
+            let box = CancellationBox()
+            request.onInterrupt { box.cancel() }
+            let core = self.core
+            box.attach(Task {
+                do {
+                    guard let generation = core.handles.file(handle)?.stream else { throw FileSystemError(.badHandle) }
+                    try await core.sync.waitForRange(Int64(ino), generation: generation, offset: offset, length: size)
+                    let bytes = try await OffloadedWork.run { () throws -> [UInt8] in try core.read(handle: handle, size: size, offset: offset) }
+                    request.reply(bytes: bytes)
+                } catch {
+                    self.fail(request, error, "read")
+                }
+            })
+        } catch {
+            fail(request, error, "read")
+        }
     }
 
     public func write(_ request: FuseRequest, ino: UInt64, handle: UInt64, data: UnsafeRawBufferPointer, offset: Int64) {

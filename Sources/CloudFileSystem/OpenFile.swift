@@ -5,4 +5,7 @@ struct OpenFile: Sendable {
     var fd: Int32
     var writable: Bool
     var append: Bool
+    /// Set while the content is still downloading: the download's generation, whose
+    /// blocks are checked before every read.
+    var stream: UInt64? = nil
 }

@@ -44,6 +44,8 @@ public actor SyncEngine {
     private var syncRequested = false
     private var syncWaiters: [CheckedContinuation<Result<Void, SyncError>, Never>] = []
     private var downloads: [Int64: [UUID: CheckedContinuation<Void, any Error>]] = [:]
+    private var streams: [Int64: Stream] = [:]
+    private var nextGeneration: UInt64 = 1
     /// A remote change waits for this file, open for writing here, to be closed.
     private var waitingFor: String?
 
@@ -129,7 +131,7 @@ public actor SyncEngine {
         return SyncStatus(
             state: paused ? "paused" : (online ? "online" : "offline"),
             store: store.displayName, device: device.name, lastSeq: lastSeq, pendingItems: pending,
-            downloading: downloads.count, lastSync: lastSync?.timeIntervalSince1970, lastError: lastError,
+            downloading: streams.count, lastSync: lastSync?.timeIntervalSince1970, lastError: lastError,
             conflicts: conflicts, errors: errors
         )
     }
@@ -493,6 +495,15 @@ public actor SyncEngine {
 
     // MARK: Materialise
 
+    /// A download in progress, readable as its blocks arrive (streaming reads).
+    struct Stream {
+        var generation: UInt64
+        var path: String
+        /// The block a reader waits for: fetched next.
+        var wanted: Int?
+        var readers: [UUID: (offset: Int64, length: Int, continuation: CheckedContinuation<Void, any Error>)] = [:]
+    }
+
     /// Downloads a placeholder's content. Concurrent callers share one download; a caller
     /// that is cancelled (Ctrl-C) stops waiting, the download goes on for the others.
     public func materialize(_ ino: Int64) async throws {
@@ -503,13 +514,85 @@ public actor SyncEngine {
                     continuation.resume(throwing: CancellationError())
                     return
                 }
-                let first = downloads[ino] == nil
                 downloads[ino, default: [:]][waiter] = continuation
-                if first { Task { await self.runDownload(ino) } }
+                Task { await self.startDownload(ino) }
             }
         } onCancel: {
             Task { await self.cancelWaiter(ino, waiter) }
         }
+    }
+
+    /// Starts (or joins) the download of a placeholder for a reader that reads while it
+    /// runs: the file to open and the download's generation; nil if the item is local.
+    public func beginStreaming(_ ino: Int64) async throws -> (path: String, generation: UInt64)? {
+        guard let stream = try await ensureStream(ino) else { return nil }
+        return (stream.path, stream.generation)
+    }
+
+    /// Returns when the byte range of that download is on disk (blocks a reader waits for
+    /// are fetched first), or throws if the download failed.
+    public func waitForRange(_ ino: Int64, generation: UInt64, offset: Int64, length: Int) async throws {
+        let reader = UUID()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                switch transfers.rangeStatus(generation, offset: offset, length: length) {
+                case .ready:
+                    continuation.resume()
+                case .failed(let reason):
+                    continuation.resume(throwing: SyncError(code: .corrupt, message: reason))
+                case .missing:
+                    guard var stream = streams[ino], stream.generation == generation else {
+                        continuation.resume(throwing: SyncError(code: .cancelled, message: "the download ended"))
+                        return
+                    }
+                    stream.wanted = transfers.firstMissing(generation, offset: offset, length: length)
+                    stream.readers[reader] = (offset, length, continuation)
+                    streams[ino] = stream
+                }
+            }
+        } onCancel: {
+            Task { await self.cancelReader(ino, reader) }
+        }
+    }
+
+    private func cancelReader(_ ino: Int64, _ reader: UUID) {
+        streams[ino]?.readers.removeValue(forKey: reader)?.continuation.resume(throwing: CancellationError())
+    }
+
+    private func startDownload(_ ino: Int64) async {
+        do {
+            _ = try await ensureStream(ino)
+        } catch {
+            finishDownload(ino, .failure(error))
+        }
+    }
+
+    /// The running download of a placeholder, started if there is none; nil (and every
+    /// waiter answered) if the item needs no download.
+    private func ensureStream(_ ino: Int64) async throws(SyncError) -> Stream? {
+        if let stream = streams[ino] { return stream }
+        let row = try await metadataCall("cannot read inode \(ino)") { db in try ItemRow.find(ino: ino, db) }
+        if let stream = streams[ino] { return stream }
+        guard let row, row.itemKind == .file, row.contentState == .placeholder, !row.deleted else {
+            finishDownload(ino, row == nil ? .failure(SyncError(code: .notFound, message: "inode \(ino) no longer exists")) : .success(()))
+            return nil
+        }
+        let temporary: TemporaryCacheFile
+        do { temporary = try cache.makeTemporary() } catch {
+            throw SyncError(code: .cache, message: "cannot make room for \(row.itemName)", cause: error)
+        }
+        let generation = nextGeneration
+        nextGeneration += 1
+        let stream = Stream(generation: generation, path: temporary.path)
+        streams[ino] = stream
+        transfers.registerStream(generation, lengths: row.blockList.map(\.length))
+        transfers.begin(ino, .download, total: row.size)
+        Task { await self.runDownload(row, temporary, generation) }
+        return stream
+    }
+
+    private func cancelWaiter(_ ino: Int64, _ waiter: UUID) {
+        downloads[ino]?.removeValue(forKey: waiter)?.resume(throwing: CancellationError())
     }
 
     /// Downloads these items in the background, one after another (pinned items).
@@ -524,56 +607,72 @@ public actor SyncEngine {
         }
     }
 
-    private func cancelWaiter(_ ino: Int64, _ waiter: UUID) {
-        downloads[ino]?.removeValue(forKey: waiter)?.resume(throwing: CancellationError())
+    private func runDownload(_ row: ItemRow, _ temporary: TemporaryCacheFile, _ generation: UInt64) async {
+        let ino = row.inode
+        var failure: String?
+        do {
+            try await download(row, temporary, generation)
+        } catch {
+            logger.error("download of \(row.itemName) (inode \(ino)) failed: \(error)")
+            failure = error.code == .corrupt ? error.message : error.description
+            cache.discard(temporary)
+        }
+        transfers.end(ino, error: failure)
+        transfers.finishStream(generation, failure: failure)
+        let readers = streams.removeValue(forKey: ino)?.readers ?? [:]
+        for reader in readers.values {
+            if let failure { reader.continuation.resume(throwing: SyncError(code: .corrupt, message: failure)) } else { reader.continuation.resume() }
+        }
+        finishDownload(ino, failure.map { .failure(SyncError(code: .corrupt, message: $0)) } ?? .success(()))
     }
 
-    private func runDownload(_ ino: Int64) async {
-        var result: Result<Void, any Error>
-        do {
-            try await download(ino)
-            result = .success(())
-        } catch {
-            logger.error("download of inode \(ino) failed: \(error)")
-            result = .failure(error)
-        }
+    private func finishDownload(_ ino: Int64, _ result: Result<Void, any Error>) {
         let waiters = downloads.removeValue(forKey: ino) ?? [:]
         for continuation in waiters.values { continuation.resume(with: result) }
     }
 
-    private func download(_ ino: Int64) async throws(SyncError) {
-        guard let row = try await metadataCall("cannot read inode \(ino)", { db in try ItemRow.find(ino: ino, db) }) else {
-            throw SyncError(code: .notFound, message: "inode \(ino) no longer exists")
-        }
-        guard row.itemKind == .file, row.contentState == .placeholder else { return }
+    /// Fetches every block (the ones readers wait for first), verifies each, writes it at
+    /// its offset in the temporary file, then installs the file under a short exclusive lease.
+    private func download(_ row: ItemRow, _ temporary: TemporaryCacheFile, _ generation: UInt64) async throws(SyncError) {
+        let ino = row.inode
         let blocks = row.blockList
-        transfers.begin(ino, .download, total: row.size)
-        var failure: String? = "download interrupted"
-        defer { transfers.end(ino, error: failure) }
-        let temporary: TemporaryCacheFile
-        do { temporary = try cache.makeTemporary() } catch {
-            throw SyncError(code: .cache, message: "cannot make room for \(row.itemName)", cause: error)
-        }
-        var installed = false
-        defer { if !installed { cache.discard(temporary) } }
-        var offset: Int64 = 0
+        var offsets: [Int64] = []
+        var total: Int64 = 0
         for block in blocks {
+            offsets.append(total)
+            total += block.length
+        }
+        var done = Set<Int>()
+        var cursor = 0
+        var downloaded: Int64 = 0
+        while done.count < blocks.count {
             try Task.checkCancellation(or: SyncError(code: .cancelled, message: "download cancelled"))
+            var index = cursor
+            if let wanted = streams[ino]?.wanted, !done.contains(wanted) {
+                index = wanted
+                streams[ino]?.wanted = nil
+            } else {
+                index = (cursor..<blocks.count).first { !done.contains($0) } ?? (0..<blocks.count).first { !done.contains($0) }!
+            }
+            cursor = index + 1
+            let block = blocks[index]
             let bytes = try await storeCall("cannot download \(row.itemName)") { () throws(StoreError) in
                 try await store.get(ContainerLayout.blockKey(block.hash))
             }
             guard Int64(bytes.count) == block.length, ContentHasher.sha256Hex(bytes) == block.hash else {
-                failure = "block \(block.hash) does not match its hash"
                 throw SyncError(code: .corrupt, message: "block \(block.hash) of \(row.itemName) (\(row.id)) does not match its hash; not served")
             }
-            let at = offset
+            let at = offsets[index]
             do {
                 try await OffloadedWork.run { () throws(SystemError) in try Syscall.writeAll(fd: temporary.fd, bytes, at: at) }
             } catch {
                 throw SyncError(code: .cache, message: "cannot write \(row.itemName) to the cache", cause: error)
             }
-            offset += block.length
-            transfers.progress(ino, done: offset)
+            done.insert(index)
+            downloaded += block.length
+            transfers.markPresent(generation, index)
+            transfers.progress(ino, done: downloaded)
+            wakeReaders(ino, generation)
         }
         let leases: LeaseSet
         do {
@@ -584,24 +683,38 @@ public actor SyncEngine {
         defer { leases.release() }
         let current = try await metadataCall("cannot read inode \(ino)") { db in try ItemRow.find(ino: ino, db) }
         guard let current, current.contentState == .placeholder, current.blockList == blocks else {
-            failure = nil
+            // The item changed meanwhile: this version is not installed (readers keep it open).
+            cache.discard(temporary)
             return
         }
         do {
             let cache = self.cache
             let mtime = current.mtime
             try await OffloadedWork.run { () throws(CacheError) in try cache.install(temporary, as: ino, mtime: mtime) }
-            installed = true
-            try await OffloadedWork.run { () throws(CacheError) in try cache.syncFolder() }
         } catch {
             throw SyncError(code: .cache, message: "cannot install \(row.itemName)", cause: error)
+        }
+        do {
+            let cache = self.cache
+            try await OffloadedWork.run { () throws(CacheError) in try cache.syncFolder() }
+        } catch {
+            logger.error("cannot sync the cache folder: \(error)")
         }
         // Only the content state: other columns may have moved on (a commit, a chmod) meanwhile.
         _ = try await metadataCall("cannot record download of \(row.itemName)") { db in
             try db.execute(sql: "UPDATE item SET content = ? WHERE ino = ?", arguments: [ContentState.local.rawValue, ino])
         }
-        failure = nil
         invalidations.invalidate([.inode(ino, data: false)])
+    }
+
+    /// Readers whose whole range is on disk now go on.
+    private func wakeReaders(_ ino: Int64, _ generation: UInt64) {
+        guard var stream = streams[ino] else { return }
+        for (id, reader) in stream.readers where transfers.rangeStatus(generation, offset: reader.offset, length: reader.length) == .ready {
+            stream.readers.removeValue(forKey: id)
+            reader.continuation.resume()
+        }
+        streams[ino] = stream
     }
 
     // MARK: Error plumbing

@@ -91,9 +91,10 @@ final class Daemon {
         guard lock >= 0, flock(lock, LOCK_EX | LOCK_NB) == 0 else {
             throw CommandFailure("another ubiqfs daemon is using the state dir \(stateDir)")
         }
-        let store: any ContainerStore
+        var store: any ContainerStore
         do {
             store = try LocalFolderStore(root: options.resolvedStore, container: options.container)
+            if let delay = options.storeDelay, delay > 0 { store = DelayedStore(store, delay: .milliseconds(Int(delay * 1000))) }
         } catch {
             throw CommandFailure("the store \(options.resolvedStore) is unusable: \(error)")
         }
@@ -101,7 +102,7 @@ final class Daemon {
         if let poll = options.pollInterval { configuration.pollInterval = .milliseconds(Int(poll * 1000)) }
         if let interval = options.checkpointInterval, interval > 0 { configuration.checkpointInterval = interval }
         let deviceName = options.resolvedDevice
-        let stack = try Blocking.wait { [configuration] in
+        let stack = try Blocking.wait { [configuration, store] in
             try await DeviceStack.open(store: store, stateDir: stateDir, deviceName: deviceName, configuration: configuration, logger: logger)
         }
         let (sync, core, coordinator) = (stack.sync, stack.core, stack.coordinator)

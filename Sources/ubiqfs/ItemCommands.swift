@@ -77,6 +77,19 @@ struct DownloadCommand: ParsableCommand {
             if terminal { print("") }
             throw CommandFailure("\(path): \(String(cString: strerror(outcome.errno)))")
         }
+        // Opening for reading returns while the download goes on: wait until it is local.
+        while ItemXattrs.get(path, "user.ubiqfs.state") == "downloading" {
+            let percent = Int(ItemXattrs.get(path, "user.ubiqfs.progress") ?? "0") ?? 0
+            if terminal {
+                let bar = String(repeating: "#", count: percent / 5) + String(repeating: ".", count: 20 - percent / 5)
+                FileHandle.standardOutput.write(Data("\r[\(bar)] \(percent)% \(path)".utf8))
+            }
+            usleep(200_000)
+        }
+        if let error = ItemXattrs.get(path, "user.ubiqfs.error") {
+            if terminal { print("") }
+            throw CommandFailure("\(path): \(error)")
+        }
         print(terminal ? "\r[####################] 100% \(path)" : "100% \(path)")
     }
 }

@@ -32,6 +32,10 @@ struct MountOptions: ParsableArguments {
     @Option(help: .hidden)
     var pollInterval: Double?
 
+    /// Testing aid: every block download takes at least this many seconds.
+    @Option(help: .hidden)
+    var storeDelay: Double?
+
     @Option(help: .hidden)
     var checkpointInterval: UInt64?
 

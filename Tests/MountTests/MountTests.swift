@@ -347,6 +347,31 @@ import Testing
             """)
     }
 
+    @Test func aPlaceholderIsReadWhileItDownloads() throws {
+        let fixture = try MountFixture()
+        let a = try fixture.mount("a")
+        let bin = MountFixture.binary
+        try fixture.sh("""
+            head -c 67108864 /dev/urandom > big.bin && cp big.bin \(a)/big.bin
+            \(bin) sync \(a) --wait
+            dd if=big.bin of=expected.out bs=1M skip=40 count=1 status=none
+            """)
+        // 16 blocks of 4 MiB at 0.3 s each: the whole file takes about 5 s.
+        let b = try fixture.mount("b", extra: ["--store-delay", "0.3"])
+        try fixture.sh("""
+            start=$(date +%s%N)
+            dd if=\(b)/big.bin of=middle.out bs=1M skip=40 count=1 status=none
+            elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
+            test "$(getfattr --only-values -n user.ubiqfs.state \(b)/big.bin)" = downloading
+            test "$elapsed" -lt 2500 || { echo "the middle took $elapsed ms" >&2; exit 1; }
+            cmp expected.out middle.out
+            cmp big.bin \(b)/big.bin
+            for i in $(seq 1 100); do [ "$(getfattr --only-values -n user.ubiqfs.state \(b)/big.bin)" = local ] && break; sleep 0.1; done
+            test "$(getfattr --only-values -n user.ubiqfs.state \(b)/big.bin)" = local
+            test "$(stat -c %b \(b)/big.bin)" -ge 131072
+            """)
+    }
+
     @Test func mountRefusesClearly() throws {
         let fixture = try MountFixture()
         let mnt = try fixture.mount()
