@@ -412,6 +412,7 @@ public actor SyncEngine {
                     if entry.upload != nil { row.mtime = item.mtime }
                     if unchanged {
                         row.dirtyFlags = []
+                        row.ctime = max(row.ctime, Timestamp.now())
                     } else if entry.upload != nil && contentClean {
                         // Only metadata changed since the read: the content is committed.
                         row.dirtyFlags.remove(.content)
@@ -422,6 +423,8 @@ public actor SyncEngine {
             try MetadataStore.setSetting(SettingKey.lastSeq, String(seq), db)
         }
         lastSeq = seq
+        // The items' state (pending -> local) and ctime changed.
+        invalidations.invalidate(plan.entries.map { .inode($0.ino, data: false) })
         await purgeDeleted()
     }
 
@@ -702,7 +705,8 @@ public actor SyncEngine {
         }
         // Only the content state: other columns may have moved on (a commit, a chmod) meanwhile.
         _ = try await metadataCall("cannot record download of \(row.itemName)") { db in
-            try db.execute(sql: "UPDATE item SET content = ? WHERE ino = ?", arguments: [ContentState.local.rawValue, ino])
+            // ctime too: the state changed, and file managers refresh on ctime.
+            try db.execute(sql: "UPDATE item SET content = ?, ctime = ? WHERE ino = ?", arguments: [ContentState.local.rawValue, Timestamp.now(), ino])
         }
         invalidations.invalidate([.inode(ino, data: false)])
     }

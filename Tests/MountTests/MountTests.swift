@@ -309,10 +309,15 @@ import Testing
             grep -q "Device or resource busy" err
             test "$(cat \(b)/top.txt)" = "$(printf 'top\nmore')"
             \(bin) resume \(b) && \(bin) sync \(b) --wait
+            before=$(stat -c %z \(b)/top.txt)
             \(bin) evict \(b)/top.txt
             test "$(stat -c %b \(b)/top.txt)" = 0
+            test "$(stat -c %z \(b)/top.txt)" != "$before"
             \(bin) status \(b)/top.txt | grep -q "state:.*placeholder"
             \(bin) status \(b)/folder/x.bin | grep -q "on this disk:.*1.4 MiB"
+            before=$(stat -c %z \(b)/top.txt)
+            \(bin) pin \(b)/top.txt
+            test "$(stat -c %z \(b)/top.txt)" != "$before"
 
             # The command line is the same interface.
             \(bin) evict \(b)/folder
