@@ -31,4 +31,10 @@ if grep -q "with 0 tests" "$log"; then
     echo "error: no test ran" >&2
     exit 1
 fi
+# One plain closing line with Swift Testing's counts (XCTest reports 0: we use Swift Testing).
+total=$(sed -n 's/.*Test run with \([0-9][0-9]*\) tests\{0,1\} in .*/\1/p' "$log" | tail -1)
+failed=$(grep -c '^✘ Test .*) failed after' "$log" || true)
+if [ -n "$total" ]; then
+    echo "tests: $((total - failed)) passed, $failed failed"
+fi
 exit "$status"
