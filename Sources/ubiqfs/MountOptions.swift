@@ -2,7 +2,7 @@ import ArgumentParser
 
 /// What `ubiqfs mount` takes. These names are a contract that scripts and tests rely on.
 struct MountOptions: ParsableArguments {
-    @Argument(help: "The folder to mount the container on (must exist and be empty).")
+    @Argument(help: "The folder to mount the container on (it must exist).")
     var mountpoint: String
 
     @Option(help: "The store: a local folder (created if missing). Default: ~/.local/share/ubiqfs/store")
