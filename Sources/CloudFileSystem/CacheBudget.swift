@@ -36,8 +36,15 @@ public final class CacheBudget: Sendable {
 
     public func start() {
         let thread = Thread { [self] in
+            var rounds = 0
             while !stopped.withLock({ $0 }) {
                 enforce()
+                // Now and then, pinned items whose download failed or was cut short are fetched again.
+                if rounds % 60 == 0 {
+                    let sync = core.sync
+                    Task { await sync.prefetchPinned() }
+                }
+                rounds += 1
                 Thread.sleep(forTimeInterval: 1)
             }
         }

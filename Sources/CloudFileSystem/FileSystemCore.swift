@@ -343,6 +343,9 @@ public final class FileSystemCore: Sendable {
         }
         if let replaced { handles.markUnlinked(replaced) }
         sync.localChange()
+        // Moved into a pinned folder: what is not local yet is downloaded.
+        let sync = self.sync
+        Task { await sync.prefetchPinned(under: source.inode) }
     }
 
     // MARK: Symlinks

@@ -132,6 +132,8 @@ struct RecordApplier {
                     outcome.conflicts.append("moving \(item.name) would make a cycle; it was put at the top of the container")
                 }
                 try place(&row, parent: target, name: item.name)
+                // Moved, maybe into a pinned folder.
+                if row.itemKind == .file && row.contentState == .placeholder { outcome.placeholders.append(row.inode) }
             }
             take(item, into: &row, content: false)
         }

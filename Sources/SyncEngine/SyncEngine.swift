@@ -598,6 +598,28 @@ public actor SyncEngine {
         downloads[ino]?.removeValue(forKey: waiter)?.resume(throwing: CancellationError())
     }
 
+    /// Downloads every placeholder that is pinned (itself or by a folder above it): at
+    /// start, now and then (a failed download is tried again), and after moves.
+    public func prefetchPinned(under root: Int64? = nil) async {
+        let candidates = (try? await metadata.read { db -> [Int64] in
+            let tops: [Int64] = if let root {
+                [root]
+            } else {
+                try Int64.fetchAll(db, sql: "SELECT ino FROM item WHERE pinned = 1 AND deleted = 0")
+            }
+            var found: [Int64] = []
+            for top in tops {
+                guard let row = try ItemRow.find(ino: top, db), !row.deleted else { continue }
+                let items = row.itemKind == .directory ? try ItemRow.descendants(of: top, db) : [row]
+                for item in items where item.itemKind == .file && item.contentState == .placeholder {
+                    if try ItemRow.isPinned(item.inode, db) { found.append(item.inode) }
+                }
+            }
+            return found
+        }) ?? []
+        prefetch(candidates.filter { streams[$0] == nil })
+    }
+
     /// Downloads these items in the background, one after another (pinned items).
     public nonisolated func prefetch(_ inos: [Int64]) {
         guard !inos.isEmpty else { return }

@@ -289,6 +289,12 @@ import Testing
             head -c 300000 /dev/urandom > later.bin && cp later.bin \(a)/folder/later.bin
             \(bin) sync \(a) --wait
             wait_for '[ -e \(b)/folder/later.bin ] && [ "$(state \(b)/folder/later.bin)" = local ]'
+            # A placeholder moved into the pinned folder is downloaded too.
+            echo outside > \(a)/outside.txt && \(bin) sync \(a) --wait
+            wait_for '[ -e \(b)/outside.txt ]'
+            test "$(state \(b)/outside.txt)" = placeholder
+            mv \(b)/outside.txt \(b)/folder/outside.txt
+            wait_for '[ "$(state \(b)/folder/outside.txt)" = local ]'
             ! setfattr -n user.ubiqfs.evict -v 1 \(b)/folder/x.bin 2> err
             grep -q "Operation not permitted" err
 
