@@ -9,7 +9,8 @@ import MetadataStore
 /// applied on top of them by these rules:
 /// - both edited a file's content: the committed version keeps the name and id; the local
 ///   version becomes a new item, `name (conflict from DEVICE date).ext`, beside it;
-/// - local metadata changes win over remote metadata changes (they are pushed next);
+/// - metadata is merged field by field against the base: a field changed here keeps its
+///   local value (pushed next), every other field follows the record;
 /// - edit vs delete: the edit wins, the item (and the folders above it) come back;
 /// - two items with one name: the one not yet committed (or not named by the record) is renamed `name (2)`;
 /// - a move that would make a cycle puts the moved folder at the root instead.
@@ -123,20 +124,32 @@ struct RecordApplier {
             return
         }
 
-        if !localFlags.contains(.metadata) {
-            if row.parent != parent.inode || row.itemName != item.name {
-                var target = parent.inode
-                if row.itemKind == .directory, try ItemRow.isInside(target, row.inode, db) {
-                    target = ItemRow.rootIno
-                    row.markChanged(.metadata, now: now)
-                    outcome.conflicts.append("moving \(item.name) would make a cycle; it was put at the top of the container")
-                }
-                try place(&row, parent: target, name: item.name)
-                // Moved, maybe into a pinned folder.
-                if row.itemKind == .file && row.contentState == .placeholder { outcome.placeholders.append(row.inode) }
-            }
-            take(item, into: &row, content: false)
+        // Three-way merge of metadata against the committed base: what was changed here
+        // (differs from the base) stays and is pushed next; everything else follows the record.
+        let localMetadata = localFlags.contains(.metadata)
+        let baseParent: Int64? = base.flatMap { base in
+            base.parent == .root ? ItemRow.rootIno : (try? ItemRow.find(id: base.parent, db))?.inode
         }
+        let movedHere = localMetadata && (base == nil || row.parent != baseParent || row.itemName != base?.name)
+        let modeChangedHere = localMetadata && (base == nil || UInt32(row.mode) != base?.mode)
+        let mtimeChangedHere = localMetadata && (base == nil || row.mtime != base?.mtime)
+        let xattrsChangedHere = localMetadata && (base == nil || row.userXattrs != (base?.xattrs ?? [:]))
+        if !movedHere && (row.parent != parent.inode || row.itemName != item.name) {
+            var target = parent.inode
+            if row.itemKind == .directory, try ItemRow.isInside(target, row.inode, db) {
+                target = ItemRow.rootIno
+                row.markChanged(.metadata, now: now)
+                outcome.conflicts.append("moving \(item.name) would make a cycle; it was put at the top of the container")
+            }
+            try place(&row, parent: target, name: item.name)
+            // Moved, maybe into a pinned folder.
+            if row.itemKind == .file && row.contentState == .placeholder { outcome.placeholders.append(row.inode) }
+        }
+        if !modeChangedHere { row.mode = Int64(item.mode) }
+        if !mtimeChangedHere { row.mtime = item.mtime }
+        if !xattrsChangedHere { row.userXattrs = item.xattrs ?? [:] }
+        row.target = item.target.map { Data($0.bytes) }
+        row.ctime = now
         if contentChanged && !localFlags.contains(.content) {
             row.blockList = item.blocks ?? []
             row.size = item.size

@@ -93,6 +93,31 @@ import Testing
         await b.shutdown()
     }
 
+    @Test func metadataChangesMergeFieldByField() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        try await a.write("plan.txt", "plan")
+        try await a.sync()
+        try await b.sync()
+        // Here a rename, there a chmod and an xattr: both survive, on both devices.
+        try a.rename("plan.txt", "plan-v2.txt")
+        let inoB = try #require(b.inode("plan.txt"))
+        _ = try b.core.setAttributes(inoB, AttributeChanges(mode: 0o600), handle: nil)
+        try b.core.setXattr(inoB, name: Array("user.tag".utf8), value: Array("red".utf8), flags: 0)
+        try await a.sync()
+        try await b.sync()
+        try await a.sync()
+        for device in [a, b] {
+            let ino = try #require(device.inode("plan-v2.txt"))
+            #expect(device.inode("plan.txt") == nil)
+            #expect(try device.core.attributes(ino).permissions == 0o600)
+            #expect(try device.core.getXattr(ino, name: Array("user.tag".utf8)) == Array("red".utf8))
+        }
+        await a.shutdown()
+        await b.shutdown()
+    }
+
     @Test func twoCreatesOfOneNameGetUniqueNames() async throws {
         let store = InMemoryStore()
         let a = try await TestDevice(store: store, name: "a")
