@@ -45,14 +45,16 @@ public final class FileSystemCore: Sendable {
 
     // MARK: Leases
 
+    /// Owners are operation names only: the lease table's key already names the item, and a
+    /// literal costs nothing on the read and write paths.
     private func withLeases<T>(
-        _ requests: [(Int64, LeaseAccess)], _ owner: @autoclosure () -> String, _ body: () throws(FileSystemError) -> T
+        _ requests: [(Int64, LeaseAccess)], _ owner: String, _ body: () throws(FileSystemError) -> T
     ) throws(FileSystemError) -> T {
         let leases: LeaseSet
         do {
-            leases = try coordinator.acquire(requests.map { LeaseRequest(UInt64($0.0), $0.1) }, owner: owner(), timeout: .seconds(600))
+            leases = try coordinator.acquire(requests.map { LeaseRequest(UInt64($0.0), $0.1) }, owner: owner, timeout: .seconds(600))
         } catch {
-            throw FileSystemError(.busy, "timed out waiting for \(owner())", cause: error)
+            throw FileSystemError(.busy, "timed out waiting for a lease (\(owner))", cause: error)
         }
         defer { leases.release() }
         return try body()
@@ -133,7 +135,7 @@ public final class FileSystemCore: Sendable {
     }
 
     public func attributes(_ ino: Int64) throws(FileSystemError) -> ItemAttributes {
-        try withLeases([(ino, .shared)], "getattr \(ino)") { () throws(FileSystemError) in
+        try withLeases([(ino, .shared)], "getattr") { () throws(FileSystemError) in
             try attributes(of: row(ino))
         }
     }
@@ -142,7 +144,7 @@ public final class FileSystemCore: Sendable {
 
     public func lookup(parent: Int64, name: [UInt8]) throws(FileSystemError) -> ItemAttributes {
         if name.count > ItemName.maxLength { throw FileSystemError(.nameTooLong) }
-        return try withLeases([(parent, .shared)], "lookup in \(parent)") { () throws(FileSystemError) in
+        return try withLeases([(parent, .shared)], "lookup") { () throws(FileSystemError) in
             let child = try read { db -> ItemRow? in
                 _ = try Self.liveDirectory(parent, db)
                 return try ItemRow.child(of: parent, named: ByteString(name), db)
@@ -174,7 +176,7 @@ public final class FileSystemCore: Sendable {
     ) throws(FileSystemError) -> ItemRow {
         let itemName = try Self.checkName(name)
         let now = Timestamp.now()
-        return try withLeases([(parent, .exclusive)], "create in \(parent) by pid \(caller.pid)") { () throws(FileSystemError) in
+        return try withLeases([(parent, .exclusive)], "create") { () throws(FileSystemError) in
             var created = try write { db -> ItemRow in
                 let folder = try Self.liveDirectory(parent, db)
                 if try ItemRow.child(of: parent, named: itemName, db) != nil { throw FileSystemError(.exists) }
@@ -242,7 +244,7 @@ public final class FileSystemCore: Sendable {
         let itemName = ByteString(name)
         let victim = try read { db in try ItemRow.child(of: parent, named: itemName, db) }
         guard let victim else { throw FileSystemError(.notFound) }
-        try withLeases([(parent, .exclusive), (victim.inode, .exclusive)], "remove \(itemName)") { () throws(FileSystemError) in
+        try withLeases([(parent, .exclusive), (victim.inode, .exclusive)], "remove") { () throws(FileSystemError) in
             try write { db in
                 guard var row = try ItemRow.find(ino: victim.inode, db), !row.deleted, row.parent == parent, row.itemName == itemName else {
                     throw FileSystemError(.notFound)
@@ -276,7 +278,7 @@ public final class FileSystemCore: Sendable {
         var leases: [(Int64, LeaseAccess)] = [(parent, .exclusive), (newParent, .exclusive), (source.inode, .exclusive)]
         if let target { leases.append((target.inode, .exclusive)) }
         var replaced: Int64?
-        try withLeases(leases, "rename \(sourceName) to \(targetName)") { () throws(FileSystemError) in
+        try withLeases(leases, "rename") { () throws(FileSystemError) in
             replaced = try write { db -> Int64? in
                 guard var moving = try ItemRow.find(ino: source.inode, db), !moving.deleted, moving.parent == parent,
                       moving.itemName == sourceName else { throw FileSystemError(.notFound) }
@@ -362,7 +364,7 @@ public final class FileSystemCore: Sendable {
     /// (the adapter downloads it outside any lease and calls again).
     public func open(_ ino: Int64, flags: Int32) throws(FileSystemError) -> (handle: UInt64, keepCache: Bool) {
         let truncate = flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY
-        return try withLeases([(ino, truncate ? .exclusive : .shared)], "open \(ino)") { () throws(FileSystemError) in
+        return try withLeases([(ino, truncate ? .exclusive : .shared)], "open") { () throws(FileSystemError) in
             let row = try row(ino)
             guard !row.deleted else { throw FileSystemError(.notFound) }
             switch row.itemKind {
@@ -429,7 +431,7 @@ public final class FileSystemCore: Sendable {
     /// Opens a placeholder for reading while it downloads: reads of blocks not there yet
     /// throw `.needsRange` and the adapter waits for them.
     public func openStream(_ ino: Int64, path: String, generation: UInt64) throws(FileSystemError) -> (handle: UInt64, keepCache: Bool) {
-        try withLeases([(ino, .shared)], "open \(ino)") { () throws(FileSystemError) in
+        try withLeases([(ino, .shared)], "open") { () throws(FileSystemError) in
             let fd = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
             guard fd >= 0 else {
                 // Installed meanwhile (the temporary file became the cache file): open it as usual.
@@ -449,7 +451,7 @@ public final class FileSystemCore: Sendable {
             case .failed(let reason): throw FileSystemError(.io, reason)
             }
         }
-        return try withLeases([(file.ino, .shared)], "read \(file.ino)") { () throws(FileSystemError) in
+        return try withLeases([(file.ino, .shared)], "read") { () throws(FileSystemError) in
             do {
                 return try Syscall.readFully(fd: file.fd, count: size, at: offset)
             } catch {
@@ -461,7 +463,7 @@ public final class FileSystemCore: Sendable {
     public func write(handle: UInt64, data: UnsafeRawBufferPointer, offset: Int64) throws(FileSystemError) -> Int {
         guard let file = handles.file(handle) else { throw FileSystemError(.badHandle) }
         guard file.writable else { throw FileSystemError(.badHandle) }
-        return try withLeases([(file.ino, .exclusive)], "write \(file.ino)") { () throws(FileSystemError) in
+        return try withLeases([(file.ino, .exclusive)], "write") { () throws(FileSystemError) in
             var at = offset
             if file.append, let status = cache.status(fd: file.fd) { at = status.size }
             do throws(SystemError) {
@@ -509,7 +511,7 @@ public final class FileSystemCore: Sendable {
     public func fallocate(handle: UInt64, mode: Int32, offset: Int64, length: Int64) throws(FileSystemError) {
         guard let file = handles.file(handle), file.writable else { throw FileSystemError(.badHandle) }
         guard mode == 0 else { throw FileSystemError(.notSupported) }
-        try withLeases([(file.ino, .exclusive)], "fallocate \(file.ino)") { () throws(FileSystemError) in
+        try withLeases([(file.ino, .exclusive)], "fallocate") { () throws(FileSystemError) in
             let result = posix_fallocate(file.fd, off_t(offset), off_t(length))
             guard result == 0 else { throw FileSystemError(result == ENOSPC ? .noSpace : .io, "fallocate failed") }
             try noteContentChange(file.ino)
@@ -519,7 +521,7 @@ public final class FileSystemCore: Sendable {
     // MARK: setattr
 
     public func setAttributes(_ ino: Int64, _ changes: AttributeChanges, handle: UInt64?) throws(FileSystemError) -> ItemAttributes {
-        try withLeases([(ino, .exclusive)], "setattr \(ino)") { () throws(FileSystemError) in
+        try withLeases([(ino, .exclusive)], "setattr") { () throws(FileSystemError) in
             var row = try row(ino)
             let now = Timestamp.now()
             if let size = changes.size {
@@ -594,7 +596,7 @@ public final class FileSystemCore: Sendable {
     /// Entries after `offset`: "." and ".." at offsets 1 and 2, then children in inode order
     /// with offset ino + 2, so offsets stay valid while the folder changes.
     public func list(_ ino: Int64, after offset: UInt64, limit: Int) throws(FileSystemError) -> [DirectoryListingEntry] {
-        try withLeases([(ino, .shared)], "readdir \(ino)") { () throws(FileSystemError) in
+        try withLeases([(ino, .shared)], "readdir") { () throws(FileSystemError) in
             let (folder, children) = try read { db -> (ItemRow, [ItemRow]) in
                 let folder = try Self.liveDirectory(ino, db)
                 let after = offset > 2 ? Int64(offset - 2) : 0
@@ -627,7 +629,7 @@ public final class FileSystemCore: Sendable {
         let key = String(decoding: name, as: UTF8.self)
         guard key.hasPrefix("user.") else { throw FileSystemError(.noAttribute) }
         if key.hasPrefix("user.ubiqfs.") { return try statusXattr(ino, key) }
-        return try withLeases([(ino, .shared)], "getxattr \(ino)") { () throws(FileSystemError) in
+        return try withLeases([(ino, .shared)], "getxattr") { () throws(FileSystemError) in
             guard let value = try row(ino).userXattrs[key] else { throw FileSystemError(.noAttribute) }
             return Array(value)
         }
@@ -667,7 +669,7 @@ public final class FileSystemCore: Sendable {
 
     /// Pin (true), unpin (false) or inherit (nil). Pinning downloads what is not local yet.
     public func setPinned(_ ino: Int64, _ pinned: Bool?) throws(FileSystemError) {
-        let toFetch = try withLeases([(ino, .exclusive)], "pin \(ino)") { () throws(FileSystemError) -> [Int64] in
+        let toFetch = try withLeases([(ino, .exclusive)], "pin") { () throws(FileSystemError) -> [Int64] in
             try write { db -> [Int64] in
                 guard var row = try ItemRow.find(ino: ino, db), !row.deleted else { throw FileSystemError(.notFound) }
                 row.pinned = pinned
@@ -700,7 +702,7 @@ public final class FileSystemCore: Sendable {
     }
 
     func evictFile(_ ino: Int64) throws(FileSystemError) {
-        try withLeases([(ino, .exclusive)], "evict \(ino)") { () throws(FileSystemError) in
+        try withLeases([(ino, .exclusive)], "evict") { () throws(FileSystemError) in
             let evicted = try write { db -> Bool in
                 guard let row = try ItemRow.find(ino: ino, db), !row.deleted else { throw FileSystemError(.notFound) }
                 guard row.itemKind == .file, row.contentState == .local else { return false }
@@ -740,7 +742,7 @@ public final class FileSystemCore: Sendable {
             break
         }
         guard value.count <= Self.maxXattrValue else { throw FileSystemError(.tooBig) }
-        try withLeases([(ino, .exclusive)], "setxattr \(ino)") { () throws(FileSystemError) in
+        try withLeases([(ino, .exclusive)], "setxattr") { () throws(FileSystemError) in
             try write { db in
                 guard var row = try ItemRow.find(ino: ino, db) else { throw FileSystemError(.notFound) }
                 var xattrs = row.userXattrs
@@ -770,7 +772,7 @@ public final class FileSystemCore: Sendable {
         guard key.hasPrefix("user.") else { throw FileSystemError(.notSupported) }
         if key == "user.ubiqfs.pinned" { return try setPinned(ino, nil) }
         if key.hasPrefix("user.ubiqfs.") { throw FileSystemError(.notPermitted, "\(key) is read-only") }
-        try withLeases([(ino, .exclusive)], "removexattr \(ino)") { () throws(FileSystemError) in
+        try withLeases([(ino, .exclusive)], "removexattr") { () throws(FileSystemError) in
             try write { db in
                 guard var row = try ItemRow.find(ino: ino, db) else { throw FileSystemError(.notFound) }
                 var xattrs = row.userXattrs

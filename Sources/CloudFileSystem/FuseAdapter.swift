@@ -75,31 +75,36 @@ public final class FuseAdapter: FuseOperations {
         Caller(uid: request.context.uid, gid: request.context.gid, pid: request.context.pid)
     }
 
-    /// Runs `body` in a Task after the content of `ino` is downloaded; the request replies from there.
-    private func afterDownload(_ request: FuseRequest, _ ino: UInt64, _ operation: String, _ body: @escaping @Sendable () throws -> Void) {
+    /// The one way a request replies later: `work` runs in a Task (which a kernel interrupt,
+    /// Ctrl-C, cancels; the interrupt handler is registered before the Task exists), and a
+    /// thrown error becomes the reply.
+    private func replyLater(_ request: FuseRequest, _ operation: String, _ work: @escaping @Sendable (FileSystemCore) async throws -> Void) {
         let box = CancellationBox()
         request.onInterrupt { box.cancel() }
         let core = self.core
         box.attach(Task {
-            do {
-                for _ in 0..<3 {
-                    try await core.materialize(Int64(ino))
-                    // The retry may wait for a lease (a blocking wait): not on the cooperative pool.
-                    let retried: Bool = try await OffloadedWork.run { () throws -> Bool in
-                        do {
-                            try body()
-                            return true
-                        } catch let error as FileSystemError where error.code == .needsDownload {
-                            return false
-                        }
-                    }
-                    if retried { return }
-                }
-                throw FileSystemError(.io, "content of inode \(ino) keeps changing")
-            } catch {
-                self.fail(request, error, operation)
-            }
+            do { try await work(core) } catch { self.fail(request, error, operation) }
         })
+    }
+
+    /// Runs `body` after the content of `ino` is downloaded, off the cooperative pool (it may
+    /// wait for a lease); `body` replies.
+    private func afterDownload(_ request: FuseRequest, _ ino: UInt64, _ operation: String, _ body: @escaping @Sendable () throws -> Void) {
+        replyLater(request, operation) { core in
+            for _ in 0..<3 {
+                try await core.materialize(Int64(ino))
+                let retried: Bool = try await OffloadedWork.run { () throws -> Bool in
+                    do {
+                        try body()
+                        return true
+                    } catch let error as FileSystemError where error.code == .needsDownload {
+                        return false
+                    }
+                }
+                if retried { return }
+            }
+            throw FileSystemError(.io, "content of inode \(ino) keeps changing")
+        }
     }
 
     // MARK: Names
@@ -241,21 +246,14 @@ public final class FuseAdapter: FuseOperations {
     /// A placeholder opened for reading: the open returns as soon as the download has
     /// started; each read waits only for its own blocks.
     private func streamingOpen(_ request: FuseRequest, _ ino: UInt64) {
-        let box = CancellationBox()
-        request.onInterrupt { box.cancel() }
-        let core = self.core
-        box.attach(Task {
-            do {
-                let stream = try await core.sync.beginStreaming(Int64(ino))
-                let opened = try await OffloadedWork.run { () throws -> (handle: UInt64, keepCache: Bool) in
-                    if let stream { return try core.openStream(Int64(ino), path: stream.path, generation: stream.generation) }
-                    return try core.open(Int64(ino), flags: O_RDONLY)
-                }
-                request.reply(open: FuseOpenOptions(handle: opened.handle, keepCache: opened.keepCache))
-            } catch {
-                self.fail(request, error, "open")
+        replyLater(request, "open") { core in
+            let stream = try await core.sync.beginStreaming(Int64(ino))
+            let opened = try await OffloadedWork.run { () throws -> (handle: UInt64, keepCache: Bool) in
+                if let stream { return try core.openStream(Int64(ino), path: stream.path, generation: stream.generation) }
+                return try core.open(Int64(ino), flags: O_RDONLY)
             }
-        })
+            request.reply(open: FuseOpenOptions(handle: opened.handle, keepCache: opened.keepCache))
+        }
     }
 
     public func create(_ request: FuseRequest, parent: UInt64, name: [UInt8], mode: UInt32, flags: Int32) {
@@ -272,19 +270,12 @@ public final class FuseAdapter: FuseOperations {
             request.reply(bytes: try core.read(handle: handle, size: size, offset: offset))
         } catch where error.code == .needsRange {
             // Blocks still downloading: wait for them (Ctrl-C stops waiting), then read.
-            let box = CancellationBox()
-            request.onInterrupt { box.cancel() }
-            let core = self.core
-            box.attach(Task {
-                do {
-                    guard let generation = core.handles.file(handle)?.stream else { throw FileSystemError(.badHandle) }
-                    try await core.sync.waitForRange(Int64(ino), generation: generation, offset: offset, length: size)
-                    let bytes = try await OffloadedWork.run { () throws -> [UInt8] in try core.read(handle: handle, size: size, offset: offset) }
-                    request.reply(bytes: bytes)
-                } catch {
-                    self.fail(request, error, "read")
-                }
-            })
+            replyLater(request, "read") { core in
+                guard let generation = core.handles.file(handle)?.stream else { throw FileSystemError(.badHandle) }
+                try await core.sync.waitForRange(Int64(ino), generation: generation, offset: offset, length: size)
+                let bytes = try await OffloadedWork.run { () throws -> [UInt8] in try core.read(handle: handle, size: size, offset: offset) }
+                request.reply(bytes: bytes)
+            }
         } catch {
             fail(request, error, "read")
         }

@@ -25,10 +25,9 @@ public final class ContentCache: Sendable {
 
     public func path(for ino: Int64) -> String { directory + "/" + String(ino) }
 
-    /// Opens the item's cache file; it must exist unless `create` is set.
-    public func open(_ ino: Int64, writable: Bool, create: Bool = false) throws(CacheError) -> Int32 {
-        var flags = (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC
-        if create { flags |= O_CREAT }
+    /// Opens the item's cache file, which must exist.
+    public func open(_ ino: Int64, writable: Bool) throws(CacheError) -> Int32 {
+        let flags = (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC
         do {
             return try Syscall.check("open") { Glibc.open(path(for: ino), flags, 0o600) }
         } catch {
@@ -69,15 +68,6 @@ public final class ContentCache: Sendable {
             mtime: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
             blocks: Int64(info.st_blocks)
         )
-    }
-
-    /// Gives content to another inode (a conflict copy keeps the local bytes).
-    public func move(from source: Int64, to destination: Int64) throws(CacheError) {
-        do {
-            try Syscall.check("rename") { rename(path(for: source), path(for: destination)) }
-        } catch {
-            throw CacheError("cannot move cache file \(source) to \(destination)", error)
-        }
     }
 
     /// Sets the cache file's mtime so it matches the item's (the cache file is the local truth).

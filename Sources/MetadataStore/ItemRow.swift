@@ -143,11 +143,7 @@ extension ItemRow {
     }
 
     public static func hasChildren(_ parent: Int64, _ db: Database) throws -> Bool {
-        try ItemRow.filter(Columns.parent == parent && Columns.deleted == false).fetchCount(db) > 0
-    }
-
-    public static func childCount(_ parent: Int64, _ db: Database) throws -> Int {
-        try ItemRow.filter(Columns.parent == parent && Columns.deleted == false).fetchCount(db)
+        try !ItemRow.filter(Columns.parent == parent && Columns.deleted == false).isEmpty(db)
     }
 
     /// Whether `ino` is `ancestor` or inside it (bounded: parents come from the store too).

@@ -225,7 +225,7 @@ public actor SyncEngine {
     /// Applies one record under exclusive leases on every item it touches and their
     /// folders. Returns false (and applies nothing) if it must wait for a local writer.
     func apply(_ record: JournalRecord, seq: UInt64) async throws(SyncError) -> Bool {
-        let inos: [Int64] = try await metadataCall("cannot read items for journal \(seq)") { db in
+        let inos: [Int64] = try await metadataRead("cannot read items for journal \(seq)") { db in
             var inos: Set<Int64> = []
             for operation in record.ops {
                 if case .upsert(let item) = operation {
@@ -336,7 +336,7 @@ public actor SyncEngine {
 
     func push() async throws(SyncError) -> PushResult {
         let activity = self.activity
-        let rows = try await metadataCall("cannot read pending changes") { db in try ItemRow.dirtyRows(db) }
+        let rows = try await metadataRead("cannot read pending changes") { db in try ItemRow.dirtyRows(db) }
         let candidates = rows.filter { row in
             !(row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && activity.isBeingWritten(row.inode))
         }
@@ -347,7 +347,7 @@ public actor SyncEngine {
         }
         let limit = configuration.maxOperationsPerRecord
         let uploaded = uploads
-        let plan = try await metadataCall("cannot plan the push") { db in
+        let plan = try await metadataRead("cannot plan the push") { db in
             try PushPlan.make(rows: candidates, uploads: uploaded, limit: limit, db)
         }
         if !plan.settled.isEmpty {
@@ -574,7 +574,7 @@ public actor SyncEngine {
     /// waiter answered) if the item needs no download.
     private func ensureStream(_ ino: Int64) async throws(SyncError) -> Stream? {
         if let stream = streams[ino] { return stream }
-        let row = try await metadataCall("cannot read inode \(ino)") { db in try ItemRow.find(ino: ino, db) }
+        let row = try await metadataRead("cannot read inode \(ino)") { db in try ItemRow.find(ino: ino, db) }
         if let stream = streams[ino] { return stream }
         guard let row, row.itemKind == .file, row.contentState == .placeholder, !row.deleted else {
             finishDownload(ino, row == nil ? .failure(SyncError(code: .notFound, message: "inode \(ino) no longer exists")) : .success(()))
@@ -706,7 +706,7 @@ public actor SyncEngine {
             throw SyncError(code: .cancelled, message: "cancelled", cause: error)
         }
         defer { leases.release() }
-        let current = try await metadataCall("cannot read inode \(ino)") { db in try ItemRow.find(ino: ino, db) }
+        let current = try await metadataRead("cannot read inode \(ino)") { db in try ItemRow.find(ino: ino, db) }
         guard let current, current.contentState == .placeholder, current.blockList == blocks else {
             // The item changed meanwhile: this version is not installed (readers keep it open).
             cache.discard(temporary)
@@ -753,9 +753,18 @@ public actor SyncEngine {
         }
     }
 
+    /// A write transaction (reads go through `metadataRead`: concurrent, no writer lock).
     private func metadataCall<T: Sendable>(_ message: String, _ body: @escaping @Sendable (Database) throws -> T) async throws(SyncError) -> T {
         do {
             return try await metadata.write(body)
+        } catch {
+            throw SyncError(code: .metadata, message: message, cause: error)
+        }
+    }
+
+    private func metadataRead<T: Sendable>(_ message: String, _ body: @escaping @Sendable (Database) throws -> T) async throws(SyncError) -> T {
+        do {
+            return try await metadata.read(body)
         } catch {
             throw SyncError(code: .metadata, message: message, cause: error)
         }

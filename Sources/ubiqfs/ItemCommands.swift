@@ -7,22 +7,34 @@ struct ItemPaths: ParsableArguments {
     var paths: [String]
 }
 
-struct PinCommand: ParsableCommand {
+/// A command that writes one `user.ubiqfs.*` xattr on every path: the CLI and setfattr are one interface.
+protocol XattrItemCommand: ParsableCommand {
+    static var xattr: (name: String, value: String) { get }
+    var items: ItemPaths { get }
+}
+
+extension XattrItemCommand {
+    func run() throws {
+        try ItemXattrs.each(items.paths) { try ItemXattrs.set($0, Self.xattr.name, Self.xattr.value) }
+    }
+}
+
+struct PinCommand: XattrItemCommand {
     static let configuration = CommandConfiguration(commandName: "pin", abstract: "Keep items local: download now, never evict (folders: everything inside, now and later).")
+    static let xattr = (name: "user.ubiqfs.pinned", value: "1")
     @OptionGroup var items: ItemPaths
-    func run() throws { try ItemXattrs.each(items.paths) { try ItemXattrs.set($0, "user.ubiqfs.pinned", "1") } }
 }
 
-struct UnpinCommand: ParsableCommand {
+struct UnpinCommand: XattrItemCommand {
     static let configuration = CommandConfiguration(commandName: "unpin", abstract: "Return items to automatic management.")
+    static let xattr = (name: "user.ubiqfs.pinned", value: "0")
     @OptionGroup var items: ItemPaths
-    func run() throws { try ItemXattrs.each(items.paths) { try ItemXattrs.set($0, "user.ubiqfs.pinned", "0") } }
 }
 
-struct EvictCommand: ParsableCommand {
+struct EvictCommand: XattrItemCommand {
     static let configuration = CommandConfiguration(commandName: "evict", abstract: "Drop local content, keeping items as placeholders.")
+    static let xattr = (name: "user.ubiqfs.evict", value: "1")
     @OptionGroup var items: ItemPaths
-    func run() throws { try ItemXattrs.each(items.paths) { try ItemXattrs.set($0, "user.ubiqfs.evict", "1") } }
 }
 
 struct DownloadCommand: ParsableCommand {
@@ -52,18 +64,14 @@ struct DownloadCommand: ParsableCommand {
         return files.sorted()
     }
 
-    /// Opening the file downloads it; the progress xattr is shown meanwhile.
+    /// Opening a placeholder for reading starts its download (and returns at once); the
+    /// progress xattr is shown until it is local.
     static func download(_ path: String, terminal: Bool) throws {
-        let opened = DispatchSemaphore(value: 0)
-        let outcome = OpenOutcome()
-        Thread.detachNewThread {
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
-            outcome.errno = fd < 0 ? errno : 0
-            if fd >= 0 { close(fd) }
-            opened.signal()
-        }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw CommandFailure("\(path): \(String(cString: strerror(errno)))") }
+        close(fd)
         var lastShown = -1
-        while opened.wait(timeout: .now() + .milliseconds(200)) == .timedOut {
+        while ItemXattrs.get(path, "user.ubiqfs.state") == "downloading" {
             let percent = Int(ItemXattrs.get(path, "user.ubiqfs.progress") ?? "0") ?? 0
             if terminal {
                 let bar = String(repeating: "#", count: percent / 5) + String(repeating: ".", count: 20 - percent / 5)
@@ -72,18 +80,6 @@ struct DownloadCommand: ParsableCommand {
                 print("\(percent)% \(path)")
             }
             lastShown = percent
-        }
-        if outcome.errno != 0 {
-            if terminal { print("") }
-            throw CommandFailure("\(path): \(String(cString: strerror(outcome.errno)))")
-        }
-        // Opening for reading returns while the download goes on: wait until it is local.
-        while ItemXattrs.get(path, "user.ubiqfs.state") == "downloading" {
-            let percent = Int(ItemXattrs.get(path, "user.ubiqfs.progress") ?? "0") ?? 0
-            if terminal {
-                let bar = String(repeating: "#", count: percent / 5) + String(repeating: ".", count: 20 - percent / 5)
-                FileHandle.standardOutput.write(Data("\r[\(bar)] \(percent)% \(path)".utf8))
-            }
             usleep(200_000)
         }
         if let error = ItemXattrs.get(path, "user.ubiqfs.error") {
@@ -92,8 +88,4 @@ struct DownloadCommand: ParsableCommand {
         }
         print(terminal ? "\r[####################] 100% \(path)" : "100% \(path)")
     }
-}
-
-final class OpenOutcome: @unchecked Sendable {
-    var errno: Int32 = 0
 }
