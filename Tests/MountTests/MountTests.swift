@@ -180,6 +180,7 @@ import Testing
         try fixture.sh("""
             mkdir -p \(a)/photos && head -c 5000000 /dev/urandom > p.jpg && cp p.jpg \(a)/photos/p.jpg
             echo notes > \(a)/notes.txt && chmod 640 \(a)/notes.txt && touch -d '2020-01-01' \(a)/notes.txt
+            setfattr -n user.color -v blue \(a)/notes.txt
             ubiqfs_bin=\(MountFixture.binary)
             $ubiqfs_bin sync \(a) --wait
             """)
@@ -192,6 +193,18 @@ import Testing
             test "$(stat -c %b \(b)/photos/p.jpg)" -gt 0
             test "$(getfattr --only-values -n user.ubiqfs.state \(b)/photos/p.jpg)" = local
             test "$(cat \(b)/notes.txt)" = notes
+            test "$(getfattr --only-values -n user.color \(b)/notes.txt)" = blue
+            # Live: changes on a reach b's programs without a command, past b's kernel caches.
+            echo changed > \(a)/notes.txt && mv \(a)/photos \(a)/pictures
+            for i in $(seq 1 100); do
+                [ "$(cat \(b)/notes.txt)" = changed ] && [ -e \(b)/pictures/p.jpg ] && [ ! -e \(b)/photos ] && break
+                sleep 0.1
+            done
+            test "$(cat \(b)/notes.txt)" = changed
+            test ! -e \(b)/photos
+            # A move is metadata only: the content b had stays local.
+            test "$(stat -c %b \(b)/pictures/p.jpg)" -gt 0
+            cmp p.jpg \(b)/pictures/p.jpg
             """)
         let status = try fixture.sh("\(MountFixture.binary) status \(b)")
         #expect(status.contains("online"))
@@ -412,7 +425,7 @@ import Testing
             \(bin) resume \(a)
             \(bin) sync \(a) --wait
             \(bin) status \(a) | grep -q 'pending uploads: 0'
-            \(bin) locks \(a)
+            \(bin) locks \(a) | grep -q "no leases held"
             """)
     }
 }
