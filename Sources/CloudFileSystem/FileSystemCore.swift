@@ -60,6 +60,16 @@ public final class FileSystemCore: Sendable {
         return try body()
     }
 
+    /// A change for the watch API; paths are looked up only while someone watches.
+    private func emit(_ kind: ChangeEvent.Kind, _ ino: Int64, path: String? = nil, from: String? = nil, detail: String? = nil) {
+        guard sync.feed.isWatched else { return }
+        sync.feed.emit(ChangeEvent(kind, path: path ?? self.path(of: ino), from: from, origin: .local, detail: detail))
+    }
+
+    private func watchedPath(_ ino: Int64) -> String? {
+        sync.feed.isWatched ? path(of: ino) : nil
+    }
+
     private func read<T>(_ body: (Database) throws -> T) throws(FileSystemError) -> T {
         do { return try metadata.read(body) } catch { throw Self.wrap(error) }
     }
@@ -211,6 +221,7 @@ public final class FileSystemCore: Sendable {
             created.contentState = .local
             handles.addLookup(created.inode)
             sync.localChange()
+            emit(.created, created.inode)
             return created
         }
     }
@@ -244,6 +255,7 @@ public final class FileSystemCore: Sendable {
         let itemName = ByteString(name)
         let victim = try read { db in try ItemRow.child(of: parent, named: itemName, db) }
         guard let victim else { throw FileSystemError(.notFound) }
+        let removedPath = watchedPath(victim.inode)
         try withLeases([(parent, .exclusive), (victim.inode, .exclusive)], "remove") { () throws(FileSystemError) in
             try write { db in
                 guard var row = try ItemRow.find(ino: victim.inode, db), !row.deleted, row.parent == parent, row.itemName == itemName else {
@@ -264,6 +276,7 @@ public final class FileSystemCore: Sendable {
         }
         handles.markUnlinked(victim.inode)
         sync.localChange()
+        if let removedPath { emit(.deleted, victim.inode, path: removedPath) }
     }
 
     // MARK: Rename
@@ -275,6 +288,8 @@ public final class FileSystemCore: Sendable {
             (try ItemRow.child(of: parent, named: sourceName, db), try ItemRow.child(of: newParent, named: targetName, db))
         }
         guard let source else { throw FileSystemError(.notFound) }
+        let fromPath = watchedPath(source.inode)
+        let targetPath = target.flatMap { watchedPath($0.inode) }
         var leases: [(Int64, LeaseAccess)] = [(parent, .exclusive), (newParent, .exclusive), (source.inode, .exclusive)]
         if let target { leases.append((target.inode, .exclusive)) }
         var replaced: Int64?
@@ -345,6 +360,14 @@ public final class FileSystemCore: Sendable {
         }
         if let replaced { handles.markUnlinked(replaced) }
         sync.localChange()
+        if let fromPath {
+            if exchange, let target, let targetPath {
+                emit(.moved, target.inode, from: targetPath)
+            } else if let replaced, let targetPath {
+                emit(.deleted, replaced, path: targetPath)
+            }
+            emit(.moved, source.inode, from: fromPath)
+        }
         // Moved into a pinned folder: what is not local yet is downloaded.
         let sync = self.sync
         Task { await sync.prefetchPinned(under: source.inode) }
@@ -504,7 +527,12 @@ public final class FileSystemCore: Sendable {
 
     public func release(handle: UInt64) {
         guard let closed = handles.close(handle) else { return }
-        if closed.lastWriter { sync.localChange() }
+        if closed.lastWriter {
+            sync.localChange()
+            if sync.feed.isWatched, let row = try? row(closed.file.ino), row.dirtyFlags.contains(.content), !row.deleted {
+                emit(.modified, row.inode)
+            }
+        }
         if closed.purge { purge(closed.file.ino) }
     }
 
@@ -583,6 +611,11 @@ public final class FileSystemCore: Sendable {
                 try current.update(db)
             }
             if metadataChanged { sync.localChange() }
+            if changes.size != nil {
+                emit(.modified, ino)
+            } else if metadataChanged {
+                emit(.modified, ino, detail: "metadata")
+            }
             return try attributes(of: self.row(ino))
         }
     }
@@ -663,6 +696,16 @@ public final class FileSystemCore: Sendable {
         case "user.ubiqfs.error":
             guard let error = sync.transfers.error(ino) else { throw FileSystemError(.noAttribute) }
             return Array(error.utf8)
+        case "user.ubiqfs.conflicts":
+            // Computed from the siblings, so it is the same on every device and a conflict
+            // is resolved by deleting (or renaming) its copy.
+            let copies = try read { db -> [ByteString] in
+                guard let parent = row.parent else { return [] }
+                let rows = try ItemRow.filter(sql: "parent = ? AND deleted = 0 AND instr(name, ?) > 0", arguments: [parent, Data(" (conflict from ".utf8)]).fetchAll(db)
+                return rows.map(\.itemName).filter { ItemName.isConflictCopy($0, of: row.itemName) }
+            }
+            guard !copies.isEmpty else { throw FileSystemError(.noAttribute) }
+            return copies.map(\.bytes).sorted { $0.lexicographicallyPrecedes($1) }.joined(separator: [10]).map { $0 }
         default: throw FileSystemError(.noAttribute)
         }
     }
@@ -718,6 +761,7 @@ public final class FileSystemCore: Sendable {
             if evicted {
                 cache.remove(ino)
                 notifier.invalidate([.inode(ino, data: true)])
+                emit(.evicted, ino)
             }
         }
     }
@@ -755,6 +799,7 @@ public final class FileSystemCore: Sendable {
             }
         }
         sync.localChange()
+        emit(.modified, ino, detail: "metadata")
     }
 
     public func listXattrs(_ ino: Int64) throws(FileSystemError) -> [UInt8] {
@@ -783,6 +828,7 @@ public final class FileSystemCore: Sendable {
             }
         }
         sync.localChange()
+        emit(.modified, ino, detail: "metadata")
     }
 
     // MARK: Filesystem
@@ -796,14 +842,7 @@ public final class FileSystemCore: Sendable {
 
     /// The item's path inside the mount, for people (`ubiqfs locks`, logs).
     public func path(of ino: Int64) -> String {
-        var parts: [String] = []
-        var current: Int64? = ino
-        while let value = current, value != ItemRow.rootIno, parts.count < 1000 {
-            guard let row = try? metadata.read({ db in try ItemRow.find(ino: value, db) }) else { return "(inode \(ino))" }
-            parts.append(row.itemName.description)
-            current = row.parent
-        }
-        return "/" + parts.reversed().joined(separator: "/")
+        (try? metadata.read { db in try ItemRow.path(of: ino, db) }) ?? "(inode \(ino))"
     }
 
     /// Bytes of content on this disk (st_blocks of every cache file).

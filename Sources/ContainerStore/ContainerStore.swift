@@ -24,9 +24,18 @@ public protocol ContainerStore: Sendable {
 
     /// Removes an object; removing an absent object is not an error.
     func delete(_ key: String) async throws(StoreError)
+
+    /// Calls `onChange` (from any thread) soon after a key under `prefix` may have been
+    /// created, so other devices' commits are applied at once; nil if this store cannot
+    /// tell (the caller polls). A hint only: the caller still reads the store to see what.
+    func watch(prefix: String, onChange: @escaping @Sendable () -> Void) -> (any StoreWatch)?
 }
 
 extension ContainerStore {
+    public func watch(prefix: String, onChange: @escaping @Sendable () -> Void) -> (any StoreWatch)? {
+        nil
+    }
+
     public func get(_ key: String) async throws(StoreError) -> [UInt8] {
         try await get(key, range: nil)
     }

@@ -29,4 +29,7 @@ public struct DelayedStore: ContainerStore {
         try await base.list(prefix: prefix, startAfter: startAfter, limit: limit)
     }
     public func delete(_ key: String) async throws(StoreError) { try await base.delete(key) }
+    public func watch(prefix: String, onChange: @escaping @Sendable () -> Void) -> (any StoreWatch)? {
+        base.watch(prefix: prefix, onChange: onChange)
+    }
 }

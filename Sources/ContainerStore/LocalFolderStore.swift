@@ -112,6 +112,14 @@ public struct LocalFolderStore: ContainerStore {
         }
     }
 
+    /// inotify on the prefix's folder (created if missing, so a watch can start before
+    /// the first commit).
+    public func watch(prefix: String, onChange: @escaping @Sendable () -> Void) -> (any StoreWatch)? {
+        guard let slash = prefix.lastIndex(of: "/"), let folder = try? path(String(prefix[..<slash])) else { return nil }
+        try? Syscall.makeDirectories(folder, mode: 0o755)
+        return LocalFolderWatch(directory: folder, onChange: onChange)
+    }
+
     public func delete(_ key: String) async throws(StoreError) {
         let path = try self.path(key)
         try await OffloadedWork.run { () throws(StoreError) in

@@ -21,14 +21,48 @@ public enum ItemName {
         decorated(name, with: " (\(number))")
     }
 
-    private static func decorated(_ name: ByteString, with suffix: String) -> ByteString {
-        let bytes = name.bytes
-        var stem = bytes
-        var ext: [UInt8] = []
-        if let dot = bytes.lastIndex(of: 46), dot > 0, bytes.count - dot <= 16 {
-            stem = Array(bytes[..<dot])
-            ext = Array(bytes[dot...])
+    static let conflictMarker = Array(" (conflict from ".utf8)
+
+    /// Whether `candidate` is a conflict copy of `name` made by `conflictCopy` (possibly
+    /// numbered after it, when two conflicts fell in one second): for `user.ubiqfs.conflicts`.
+    public static func isConflictCopy(_ candidate: ByteString, of name: ByteString) -> Bool {
+        let (stem, ext) = split(name)
+        var bytes = candidate.bytes
+        guard bytes.count > ext.count, bytes.suffix(ext.count).elementsEqual(ext) else { return false }
+        bytes.removeLast(ext.count)
+        // An optional " (n)" from a second conflict copy with the same stamp.
+        if bytes.last == 41, let open = bytes.lastIndex(of: 40), open >= 1, bytes[open - 1] == 32,
+           open + 1 < bytes.count - 1, bytes[(open + 1)..<(bytes.count - 1)].allSatisfy({ (48...57).contains($0) }),
+           let marker = lastRange(of: conflictMarker, in: bytes), marker < open - 1 {
+            bytes.removeSubrange((open - 1)...)
         }
+        guard bytes.last == 41, let marker = lastRange(of: conflictMarker, in: bytes), marker > 0 else { return false }
+        let prefix = bytes[..<marker]
+        // The stem is shortened when the copy's name would pass 255 bytes.
+        return prefix.elementsEqual(stem) || (candidate.bytes.count >= maxLength - 4 && stem.starts(with: prefix))
+    }
+
+    private static func lastRange(of needle: [UInt8], in bytes: [UInt8]) -> Int? {
+        guard bytes.count >= needle.count else { return nil }
+        var index = bytes.count - needle.count
+        while index >= 0 {
+            if bytes[index..<(index + needle.count)].elementsEqual(needle) { return index }
+            index -= 1
+        }
+        return nil
+    }
+
+    /// The stem and the extension (".txt", at most 16 bytes, never a leading dot alone).
+    private static func split(_ name: ByteString) -> (stem: [UInt8], ext: [UInt8]) {
+        let bytes = name.bytes
+        if let dot = bytes.lastIndex(of: 46), dot > 0, bytes.count - dot <= 16 {
+            return (Array(bytes[..<dot]), Array(bytes[dot...]))
+        }
+        return (bytes, [])
+    }
+
+    private static func decorated(_ name: ByteString, with suffix: String) -> ByteString {
+        var (stem, ext) = split(name)
         let tail = Array(suffix.utf8) + ext
         let room = max(1, maxLength - tail.count)
         if stem.count > room { stem = Array(stem.prefix(room)) }

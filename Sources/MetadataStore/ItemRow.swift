@@ -147,6 +147,19 @@ extension ItemRow {
     }
 
     /// Whether `ino` is `ancestor` or inside it (bounded: parents come from the store too).
+    /// The item's path inside the mount ("/a/b"), for people and the watch API; names
+    /// that are not UTF-8 show with replacement characters.
+    public static func path(of ino: Int64, _ db: Database) throws -> String {
+        var parts: [String] = []
+        var current: Int64? = ino
+        while let value = current, value != rootIno, parts.count < 10_000 {
+            guard let row = try find(ino: value, db) else { return "(inode \(ino))" }
+            parts.append(row.itemName.description)
+            current = row.parent
+        }
+        return "/" + parts.reversed().joined(separator: "/")
+    }
+
     public static func isInside(_ ino: Int64, _ ancestor: Int64, _ db: Database) throws -> Bool {
         var current: Int64? = ino
         var steps = 0

@@ -7,4 +7,6 @@ struct ApplyOutcome: Sendable {
     var refused: [String] = []
     /// Files that are placeholders because of this record (new, or changed elsewhere): pinned ones are prefetched.
     var placeholders: [Int64] = []
+    /// For the watch API; empty when nobody watches.
+    var events: [ChangeEvent] = []
 }

@@ -19,7 +19,20 @@ struct RecordApplier {
     let device: DeviceIdentity
     let activity: any LocalActivity
     let now: Int64
+    /// Someone watches (the watch API): collect events, with paths.
+    let watched: Bool
     var outcome = ApplyOutcome()
+    private var pending: [PendingEvent] = []
+
+    /// An event whose path is resolved once the whole record is applied (a later
+    /// operation of the record may move the item's folder).
+    private struct PendingEvent {
+        var kind: ChangeEvent.Kind
+        var ino: Int64
+        var path: String?
+        var from: String?
+        var detail: String?
+    }
 
     /// Thrown (rolling the whole record back) when a record would replace or delete a file
     /// that a local program has open for writing: the record waits until it is closed.
@@ -27,11 +40,21 @@ struct RecordApplier {
         var name: String
     }
 
-    init(db: Database, device: DeviceIdentity, activity: any LocalActivity, now: Int64) {
+    init(db: Database, device: DeviceIdentity, activity: any LocalActivity, now: Int64, watched: Bool = false) {
         self.db = db
         self.device = device
         self.activity = activity
         self.now = now
+        self.watched = watched
+    }
+
+    private mutating func note(_ kind: ChangeEvent.Kind, _ ino: Int64, path: String? = nil, from: String? = nil, detail: String? = nil) {
+        guard watched else { return }
+        pending.append(PendingEvent(kind: kind, ino: ino, path: path, from: from, detail: detail))
+    }
+
+    private func currentPath(_ ino: Int64) throws -> String? {
+        watched ? try ItemRow.path(of: ino, db) : nil
     }
 
     mutating func apply(_ record: JournalRecord, seq: UInt64) throws {
@@ -56,6 +79,10 @@ struct RecordApplier {
             }
         }
         try MetadataStore.setSetting(SettingKey.lastSeq, String(seq), db)
+        for event in pending {
+            let path = try event.path ?? ItemRow.path(of: event.ino, db)
+            outcome.events.append(ChangeEvent(event.kind, path: path, from: event.from, origin: .remote, detail: event.detail))
+        }
     }
 
     // MARK: Upsert
@@ -98,6 +125,7 @@ struct RecordApplier {
             row.baseSeq = Int64(seq)
             try row.update(db)
             outcome.invalidations.append(.inode(row.inode, data: true))
+            note(.created, row.inode)
             return
         }
 
@@ -127,6 +155,7 @@ struct RecordApplier {
         // Three-way merge of metadata against the committed base: what was changed here
         // (differs from the base) stays and is pushed next; everything else follows the record.
         let localMetadata = localFlags.contains(.metadata)
+        let metadataDiffers = UInt32(row.mode) != item.mode || row.mtime != item.mtime || row.userXattrs != (item.xattrs ?? [:])
         let baseParent: Int64? = base.flatMap { base in
             base.parent == .root ? ItemRow.rootIno : (try? ItemRow.find(id: base.parent, db))?.inode
         }
@@ -135,11 +164,14 @@ struct RecordApplier {
         let mtimeChangedHere = localMetadata && (base == nil || row.mtime != base?.mtime)
         let xattrsChangedHere = localMetadata && (base == nil || row.userXattrs != (base?.xattrs ?? [:]))
         if !movedHere && (row.parent != parent.inode || row.itemName != item.name) {
+            note(.moved, row.inode, from: try currentPath(row.inode))
             var target = parent.inode
             if row.itemKind == .directory, try ItemRow.isInside(target, row.inode, db) {
                 target = ItemRow.rootIno
                 row.markChanged(.metadata, now: now)
-                outcome.conflicts.append("moving \(item.name) would make a cycle; it was put at the top of the container")
+                let message = "moving \(item.name) would make a cycle; it was put at the top of the container"
+                outcome.conflicts.append(message)
+                note(.conflict, row.inode, detail: message)
             }
             try place(&row, parent: target, name: item.name)
             // Moved, maybe into a pinned folder.
@@ -160,8 +192,10 @@ struct RecordApplier {
             }
             outcome.placeholders.append(row.inode)
             outcome.invalidations.append(.inode(row.inode, data: true))
+            note(.modified, row.inode)
         } else {
             outcome.invalidations.append(.inode(row.inode, data: false))
+            if metadataDiffers { note(.modified, row.inode, detail: "metadata") }
         }
         row.baseSeq = Int64(seq)
         try row.update(db)
@@ -180,6 +214,7 @@ struct RecordApplier {
         try row.insert(db)
         if item.kind == .file { outcome.placeholders.append(row.inode) }
         outcome.invalidations.append(.entry(parent: parent, name: item.name.bytes))
+        note(.created, row.inode)
     }
 
     /// Copies the committed fields into the row; content fields only when asked.
@@ -205,6 +240,7 @@ struct RecordApplier {
     /// (and so every open handle on it) and its cache file.
     private mutating func splitConflict(_ row: inout ItemRow, remote: ItemSnapshot, parent: Int64, seq: UInt64) throws {
         let originalName = row.itemName
+        let originalPath = try currentPath(row.inode)
         let copyName = try freeName(
             ItemName.conflictCopy(of: originalName, device: device.name, date: Timestamp.conflictStamp(now)),
             parent: row.parent ?? ItemRow.rootIno
@@ -217,8 +253,10 @@ struct RecordApplier {
         try row.update(db)
         outcome.invalidations.append(.entry(parent: row.parent ?? ItemRow.rootIno, name: originalName.bytes))
         outcome.invalidations.append(.inode(row.inode, data: false))
-        outcome.conflicts.append("\(originalName): edited here and on another device; this device's version is now \(copyName)")
+        let message = "\(originalName): edited here and on another device; this device's version is now \(copyName)"
+        outcome.conflicts.append(message)
         try insert(remote, parent: parent, seq: seq)
+        note(.conflict, row.inode, path: originalPath, detail: message)
     }
 
     // MARK: Delete
@@ -253,15 +291,19 @@ struct RecordApplier {
                 try item.update(db)
                 continue
             }
+            let path = try currentPath(ino)
             item.deleted = true
             item.dirtyFlags = []
             try item.update(db)
+            note(.deleted, ino, path: path)
             if item.contentState == .local { outcome.droppedContent.append(ino) }
             outcome.invalidations.append(.entry(parent: item.parent ?? ItemRow.rootIno, name: item.itemName.bytes))
             outcome.invalidations.append(.inode(ino, data: false))
         }
         if !survivors.isEmpty {
-            outcome.conflicts.append("\(row.itemName): deleted on another device but changed here; the changed items were kept")
+            let message = "\(row.itemName): deleted on another device but changed here; the changed items were kept"
+            outcome.conflicts.append(message)
+            note(.conflict, row.inode, detail: message)
         }
     }
 
@@ -284,12 +326,16 @@ struct RecordApplier {
     private mutating func makeRoom(parent: Int64, name: ByteString, keeping id: ItemID) throws {
         guard var other = try ItemRow.child(of: parent, named: name, db), other.itemID != id else { return }
         let newName = try freeName(name, parent: parent)
+        let oldPath = try currentPath(other.inode)
         other.itemName = newName
         other.markChanged(.metadata, now: now)
         try other.update(db)
         outcome.invalidations.append(.entry(parent: parent, name: name.bytes))
         outcome.invalidations.append(.entry(parent: parent, name: newName.bytes))
-        outcome.conflicts.append("\(name): two items had this name; one is now \(newName)")
+        let message = "\(name): two items had this name; one is now \(newName)"
+        outcome.conflicts.append(message)
+        note(.moved, other.inode, from: oldPath)
+        note(.conflict, other.inode, detail: message)
     }
 
     private func freeName(_ name: ByteString, parent: Int64) throws -> ByteString {
@@ -324,6 +370,8 @@ struct RecordApplier {
         folder.markChanged(.metadata, now: now)
         try folder.update(db)
         outcome.invalidations.append(.entry(parent: parentIno, name: name.bytes))
-        outcome.conflicts.append("\(name): deleted here but changed on another device; it was kept")
+        let message = "\(name): deleted here but changed on another device; it was kept"
+        outcome.conflicts.append(message)
+        note(.conflict, folder.inode, detail: message)
     }
 }

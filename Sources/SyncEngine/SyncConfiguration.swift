@@ -2,6 +2,8 @@
 public struct SyncConfiguration: Sendable {
     /// How often the journal is checked for other devices' commits.
     public var pollInterval: Duration = .seconds(2)
+    /// The longest wait between retries while the store keeps failing.
+    public var maxBackoff: Duration = .seconds(60)
     /// Quiet time after the last local change before it is pushed (editors save in bursts).
     public var debounce: Duration = .milliseconds(500)
     /// Every this many journal records, the committing device writes a checkpoint.

@@ -18,6 +18,8 @@ public actor SyncEngine {
     public nonisolated let info: ContainerInfo
     /// Transfers in flight and per-item errors, for the status xattrs.
     public nonisolated let transfers = TransferTable()
+    /// Change events for the watch API, from this engine and from the filesystem.
+    public nonisolated let feed = ChangeFeed()
     let metadata: MetadataStore
     let cache: ContentCache
     let coordinator: FileCoordinator
@@ -30,6 +32,8 @@ public actor SyncEngine {
     private struct Signals {
         var pushWanted = false
         var lastChange = ContinuousClock.now
+        /// The store said a commit may have arrived (a watch callback).
+        var pullWanted = false
     }
 
     private nonisolated let signals = Mutex(Signals())
@@ -41,6 +45,9 @@ public actor SyncEngine {
     private var conflicts: [String] = []
     private var errors: [String] = []
     private var loop: Task<Void, Never>?
+    private var watch: (any StoreWatch)?
+    /// Failed cycles in a row: the next poll backs off exponentially (with jitter).
+    private var failures = 0
     private var syncRequested = false
     private var syncWaiters: [CheckedContinuation<Result<Void, SyncError>, Never>] = []
     private var downloads: [Int64: [UUID: CheckedContinuation<Void, any Error>]] = [:]
@@ -75,12 +82,15 @@ public actor SyncEngine {
 
     public func start() {
         guard loop == nil else { return }
+        watch = store.watch(prefix: ContainerLayout.journalPrefix) { [weak self] in self?.remoteChange() }
         loop = Task { await self.run() }
     }
 
     /// Stops the loop after one last push (bounded by `shutdownPushTimeout`); whatever is
     /// still pending stays recorded in the database for the next mount.
     public func shutdown() async {
+        watch?.stop()
+        watch = nil
         loop?.cancel()
         _ = await loop?.value
         loop = nil
@@ -103,6 +113,11 @@ public actor SyncEngine {
             $0.pushWanted = true
             $0.lastChange = .now
         }
+    }
+
+    /// The store may hold a new commit: pull at the next tick. Safe from any thread.
+    public nonisolated func remoteChange() {
+        signals.withLock { $0.pullWanted = true }
     }
 
     /// Push and pull now; returns when nothing pushable is pending, or throws why not.
@@ -143,13 +158,14 @@ public actor SyncEngine {
         while !Task.isCancelled {
             let now = ContinuousClock.now
             let debounce = configuration.debounce
-            let pushDue = signals.withLock { $0.pushWanted && now - $0.lastChange >= debounce }
-            if !paused && (syncRequested || pushDue || now >= nextPoll) {
+            let (pushDue, pullDue) = signals.withLock { ($0.pushWanted && now - $0.lastChange >= debounce, $0.pullWanted) }
+            // A watch wake-up is not allowed to defeat the backoff of a failing store.
+            if !paused && (syncRequested || pushDue || (pullDue && failures == 0) || now >= nextPoll) {
                 syncRequested = false
                 let waiters = syncWaiters
                 syncWaiters = []
                 let result = await cycle()
-                nextPoll = .now + (online ? configuration.pollInterval : configuration.pollInterval * 5)
+                nextPoll = .now + nextPollDelay(after: result)
                 for waiter in waiters { waiter.resume(returning: result) }
             } else if paused && !syncWaiters.isEmpty {
                 let waiters = syncWaiters
@@ -160,9 +176,24 @@ public actor SyncEngine {
         }
     }
 
+    /// The poll interval while all is well; after failures, doubling up to
+    /// `maxBackoff`, with up to a quarter of random jitter so devices do not retry in step.
+    private func nextPollDelay(after result: Result<Void, SyncError>) -> Duration {
+        if case .success = result {
+            failures = 0
+            return configuration.pollInterval
+        }
+        failures += 1
+        let base = min(configuration.pollInterval * (1 << min(failures, 10)), configuration.maxBackoff)
+        return base + base * Double.random(in: 0...0.25)
+    }
+
     /// One round: pull, then push until nothing is left or the store refuses.
     private func cycle() async -> Result<Void, SyncError> {
-        signals.withLock { $0.pushWanted = false }
+        signals.withLock {
+            $0.pushWanted = false
+            $0.pullWanted = false
+        }
         do throws(SyncError) {
             var rounds = 0
             while rounds < 50 {
@@ -198,13 +229,19 @@ public actor SyncEngine {
     @discardableResult
     func pull() async throws(SyncError) -> Bool {
         if lastSeq == 0 { try await loadCheckpoint() }
-        let keys = try await storeCall("cannot list the journal") { () throws(StoreError) in
-            try await store.listAll(prefix: ContainerLayout.journalPrefix, startAfter: ContainerLayout.journalKey(lastSeq))
-        }
-        for key in keys {
-            guard let seq = ContainerLayout.sequence(ofKey: key, prefix: ContainerLayout.journalPrefix), seq > lastSeq else { continue }
-            guard seq == lastSeq + 1 else { break }
-            let bytes = try await storeCall("cannot read \(key)") { () throws(StoreError) in try await store.get(key) }
+        // Sequence numbers have no gaps (each is taken with put-if-absent), so reading the
+        // next key until there is none needs no listing: one request per poll when idle.
+        while true {
+            let seq = lastSeq + 1
+            let key = ContainerLayout.journalKey(seq)
+            let bytes: [UInt8]
+            do {
+                bytes = try await store.get(key)
+            } catch where error.code == .notFound {
+                return true
+            } catch {
+                throw Self.wrap(error, "cannot read \(key)")
+            }
             var record = JournalRecord(device: "", deviceName: "", commit: "", time: 0, ops: [])
             do {
                 let decoded = try RecordCodec.decode(JournalRecord.self, from: bytes)
@@ -219,7 +256,6 @@ public actor SyncEngine {
             }
             guard try await apply(record, seq: seq) else { return false }
         }
-        return true
     }
 
     /// Applies one record under exclusive leases on every item it touches and their
@@ -249,10 +285,11 @@ public actor SyncEngine {
         }
         let device = self.device
         let activity = self.activity
+        let watched = feed.isWatched
         let outcome: ApplyOutcome
         do {
             outcome = try await metadata.write { db in
-                var applier = RecordApplier(db: db, device: device, activity: activity, now: Timestamp.now())
+                var applier = RecordApplier(db: db, device: device, activity: activity, now: Timestamp.now(), watched: watched)
                 try applier.apply(record, seq: seq)
                 return applier.outcome
             }
@@ -270,6 +307,7 @@ public actor SyncEngine {
         leases.release()
         lastSeq = seq
         invalidations.invalidate(outcome.invalidations)
+        feed.emit(outcome.events)
         for conflict in outcome.conflicts {
             logger.warning("conflict: \(conflict)")
             remember(conflict, in: &conflicts)
@@ -425,6 +463,11 @@ public actor SyncEngine {
         lastSeq = seq
         // The items' state (pending -> local) and ctime changed.
         invalidations.invalidate(plan.entries.map { .inode($0.ino, data: false) })
+        if feed.isWatched {
+            let uploaded = plan.entries.filter { $0.upload != nil }.map(\.ino)
+            let paths = (try? await metadata.read { db in try uploaded.map { try ItemRow.path(of: $0, db) } }) ?? []
+            feed.emit(paths.map { ChangeEvent(.uploaded, path: $0, origin: .local) })
+        }
         await purgeDeleted()
     }
 
@@ -731,6 +774,9 @@ public actor SyncEngine {
             try db.execute(sql: "UPDATE item SET content = ?, ctime = ? WHERE ino = ?", arguments: [ContentState.local.rawValue, Timestamp.now(), ino])
         }
         invalidations.invalidate([.inode(ino, data: false)])
+        if feed.isWatched, let path = try? await metadata.read({ db in try ItemRow.path(of: ino, db) }) {
+            feed.emit(ChangeEvent(.downloaded, path: path, origin: .remote))
+        }
     }
 
     /// Readers whose whole range is on disk now go on.

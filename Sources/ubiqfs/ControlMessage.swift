@@ -6,6 +6,17 @@ import SyncEngine
 struct ControlRequest: Codable {
     var command: String
     var wait: Bool?
+    /// A path inside the mount ("/docs"), for `watch`, `versions` and `restore`.
+    var path: String?
+    /// For `restore`: the journal sequence number of the version to bring back.
+    var version: UInt64?
+
+    init(command: String, wait: Bool? = nil, path: String? = nil, version: UInt64? = nil) {
+        self.command = command
+        self.wait = wait
+        self.path = path
+        self.version = version
+    }
 }
 
 struct ControlResponse: Codable {

@@ -2,17 +2,21 @@ import Foundation
 import CSystemShims
 import Glibc
 import Synchronization
+import SyncEngine
 
 /// The daemon's Unix socket (`<state-dir>/control.sock`, mode 0600): one JSON request
-/// line per connection, one JSON reply. Served by one thread; each request's work runs
-/// in a Task so a slow `sync --wait` does not hold the accept loop.
+/// line per connection, one JSON reply (a `watch` request then streams events). Served by
+/// one thread; each request's work runs in a Task so a slow `sync --wait` does not hold
+/// the accept loop.
 final class ControlServer: Sendable {
     let path: String
     private let listener: Int32
     private let handler: @Sendable (ControlRequest) async -> ControlResponse
+    private let feed: ChangeFeed
 
-    init(path: String, handler: @escaping @Sendable (ControlRequest) async -> ControlResponse) throws {
+    init(path: String, feed: ChangeFeed, handler: @escaping @Sendable (ControlRequest) async -> ControlResponse) throws {
         self.path = path
+        self.feed = feed
         self.handler = handler
         unlink(path)
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -69,6 +73,16 @@ final class ControlServer: Sendable {
             else {
                 Self.send(ControlResponse(ok: false, error: "malformed request"), to: client)
                 close(client)
+                continue
+            }
+            if request.command == "watch" {
+                let folder = request.path ?? "/"
+                guard folder.hasPrefix("/") else {
+                    Self.send(ControlResponse(ok: false, error: "watch needs a path inside the mount"), to: client)
+                    close(client)
+                    continue
+                }
+                WatchSession.start(client: client, folder: folder, feed: feed)
                 continue
             }
             let handler = self.handler

@@ -131,7 +131,7 @@ final class Daemon {
             }
         }
         let exitHandle = SessionExit(session)
-        let control = try ControlServer(path: stack.controlSocketPath) { request in
+        let control = try ControlServer(path: stack.controlSocketPath, feed: sync.feed) { request in
             await Self.handle(request, sync: sync, core: core, budget: budget, coordinator: coordinator, mountpoint: mountpoint, stateDir: stateDir) {
                 exitHandle.request()
             }

@@ -44,6 +44,20 @@ import Testing
         #expect(copy.bytes.count <= 255)
         #expect(copy.bytes.suffix(3) == Array(".md".utf8))
         #expect(ItemName.numbered(ByteString("a.tar"), 2).string == "a (2).tar")
+        #expect(ItemName.isConflictCopy(copy, of: long))
+    }
+
+    @Test func conflictCopiesAreRecognisedByTheirOriginalOnly() {
+        let name = ByteString("report.txt")
+        let copy = ItemName.conflictCopy(of: name, device: "laptop", date: "2026-11-22 101500")
+        #expect(ItemName.isConflictCopy(copy, of: name))
+        #expect(ItemName.isConflictCopy(ItemName.numbered(copy, 2), of: name))
+        #expect(!ItemName.isConflictCopy(copy, of: ByteString("report.md")))
+        #expect(!ItemName.isConflictCopy(copy, of: ByteString("rep.txt")))
+        #expect(!ItemName.isConflictCopy(ItemName.numbered(name, 2), of: name))
+        #expect(!ItemName.isConflictCopy(name, of: name))
+        let dotfile = ByteString(".bashrc")
+        #expect(ItemName.isConflictCopy(ItemName.conflictCopy(of: dotfile, device: "d", date: "x"), of: dotfile))
     }
 }
 
