@@ -61,7 +61,7 @@ public final class FileSystemCore: Sendable {
     }
 
     /// A change for the watch API; paths are looked up only while someone watches.
-    private func emit(_ kind: ChangeEvent.Kind, _ ino: Int64, path: String? = nil, from: String? = nil, detail: String? = nil) {
+    func emit(_ kind: ChangeEvent.Kind, _ ino: Int64, path: String? = nil, from: String? = nil, detail: String? = nil) {
         guard sync.feed.isWatched else { return }
         sync.feed.emit(ChangeEvent(kind, path: path ?? self.path(of: ino), from: from, origin: .local, detail: detail))
     }
@@ -70,7 +70,7 @@ public final class FileSystemCore: Sendable {
         sync.feed.isWatched ? path(of: ino) : nil
     }
 
-    private func read<T>(_ body: (Database) throws -> T) throws(FileSystemError) -> T {
+    func read<T>(_ body: (Database) throws -> T) throws(FileSystemError) -> T {
         do { return try metadata.read(body) } catch { throw Self.wrap(error) }
     }
 
@@ -93,7 +93,7 @@ public final class FileSystemCore: Sendable {
         return FileSystemError(.io, "\(error)", cause: error)
     }
 
-    private func row(_ ino: Int64) throws(FileSystemError) -> ItemRow {
+    func row(_ ino: Int64) throws(FileSystemError) -> ItemRow {
         guard let row = try read({ db in try ItemRow.find(ino: ino, db) }) else {
             throw FileSystemError(.notFound, "no inode \(ino)")
         }
@@ -471,7 +471,7 @@ public final class FileSystemCore: Sendable {
             switch sync.transfers.rangeStatus(generation, offset: offset, length: size) {
             case .ready: break
             case .missing: throw FileSystemError(.needsRange)
-            case .failed(let reason): throw FileSystemError(.io, reason)
+            case .failed(let failure): throw FileSystemError(failure.unreachable ? .unreachable : .io, failure.reason)
             }
         }
         return try withLeases([(file.ino, .shared)], "read") { () throws(FileSystemError) in

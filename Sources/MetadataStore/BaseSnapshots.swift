@@ -5,7 +5,7 @@ import ItemModel
 /// Access to the `base` table: each item's committed snapshot and the sequence that set it.
 public enum BaseSnapshots {
     public static func find(_ id: ItemID, _ db: Database) throws -> ItemSnapshot? {
-        guard let data = try Data.fetchOne(db, sql: "SELECT snapshot FROM base WHERE id = ?", arguments: [id.rawValue]) else {
+        guard let data = try Data.fetchOne(db.cachedStatement(sql: "SELECT snapshot FROM base WHERE id = ?"), arguments: [id.rawValue]) else {
             return nil
         }
         return try JSONDecoder().decode(ItemSnapshot.self, from: data)
@@ -13,14 +13,13 @@ public enum BaseSnapshots {
 
     public static func set(_ snapshot: ItemSnapshot, seq: UInt64, _ db: Database) throws {
         let data = try JSONEncoder().encode(snapshot)
-        try db.execute(
-            sql: "INSERT INTO base(id, seq, snapshot) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, snapshot = excluded.snapshot",
-            arguments: [snapshot.id.rawValue, Int64(seq), data]
-        )
+        try db.cachedStatement(
+            sql: "INSERT INTO base(id, seq, snapshot) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, snapshot = excluded.snapshot"
+        ).execute(arguments: [snapshot.id.rawValue, Int64(seq), data])
     }
 
     public static func remove(_ id: ItemID, _ db: Database) throws {
-        try db.execute(sql: "DELETE FROM base WHERE id = ?", arguments: [id.rawValue])
+        try db.cachedStatement(sql: "DELETE FROM base WHERE id = ?").execute(arguments: [id.rawValue])
     }
 
     public static func all(_ db: Database) throws -> [ItemSnapshot] {

@@ -121,16 +121,20 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
 
 extension ItemRow {
     public static func find(ino: Int64, _ db: Database) throws -> ItemRow? {
-        try ItemRow.fetchOne(db, key: ino)
+        // Cached statements: these run for every kernel operation and every journal item,
+        // and preparing a statement costs more than running it.
+        try ItemRow.fetchOne(db.cachedStatement(sql: "SELECT * FROM item WHERE ino = ?"), arguments: [ino])
     }
 
     public static func find(id: ItemID, _ db: Database) throws -> ItemRow? {
-        try ItemRow.filter(Columns.id == id.rawValue).fetchOne(db)
+        try ItemRow.fetchOne(db.cachedStatement(sql: "SELECT * FROM item WHERE id = ?"), arguments: [id.rawValue])
     }
 
     /// The live child with this name (deleted rows keep their name but are not in the tree).
     public static func child(of parent: Int64, named name: ByteString, _ db: Database) throws -> ItemRow? {
-        try ItemRow.filter(Columns.parent == parent && Columns.name == Data(name.bytes) && Columns.deleted == false).fetchOne(db)
+        try ItemRow.fetchOne(
+            db.cachedStatement(sql: "SELECT * FROM item WHERE parent = ? AND name = ? AND deleted = 0"), arguments: [parent, Data(name.bytes)]
+        )
     }
 
     /// Live children in inode order, after `afterIno`: readdir offsets stay valid while the folder changes.
@@ -165,7 +169,7 @@ extension ItemRow {
         var steps = 0
         while let value = current, steps < 100_000 {
             if value == ancestor { return true }
-            current = try Int64.fetchOne(db, sql: "SELECT parent FROM item WHERE ino = ?", arguments: [value])
+            current = try Int64.fetchOne(db.cachedStatement(sql: "SELECT parent FROM item WHERE ino = ?"), arguments: [value])
             steps += 1
         }
         return false
@@ -176,7 +180,7 @@ extension ItemRow {
         var current: Int64? = ino
         var steps = 0
         while let value = current, steps < 100_000 {
-            guard let row = try Row.fetchOne(db, sql: "SELECT parent, pinned FROM item WHERE ino = ?", arguments: [value]) else { return false }
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT parent, pinned FROM item WHERE ino = ?"), arguments: [value]) else { return false }
             if let pinned = row["pinned"] as Bool? { return pinned }
             current = row["parent"]
             steps += 1

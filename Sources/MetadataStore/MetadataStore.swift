@@ -77,6 +77,19 @@ public final class MetadataStore: Sendable {
             // NULL: inherit from the folder above; 0: never kept local by force; 1: pinned.
             try db.alter(table: "item") { t in t.add(column: "pinned", .integer) }
         }
+        migrator.registerMigration("v3: file versions") { db in
+            // Every committed content of a file seen here, for `ubiqfs versions` and `restore`.
+            try db.create(table: "version") { t in
+                t.column("id", .text).notNull()
+                t.column("seq", .integer).notNull()
+                t.column("device", .text).notNull()
+                t.column("time", .integer).notNull()
+                t.column("size", .integer).notNull()
+                t.column("mtime", .integer).notNull()
+                t.column("blocks", .blob).notNull()
+                t.primaryKey(["id", "seq"])
+            }
+        }
         return migrator
     }
 

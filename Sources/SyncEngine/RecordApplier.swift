@@ -23,6 +23,8 @@ struct RecordApplier {
     let watched: Bool
     var outcome = ApplyOutcome()
     private var pending: [PendingEvent] = []
+    /// The record being applied: who committed it and when, for file versions.
+    private var committer = (device: "", time: Int64(0))
 
     /// An event whose path is resolved once the whole record is applied (a later
     /// operation of the record may move the item's folder).
@@ -59,6 +61,7 @@ struct RecordApplier {
 
     mutating func apply(_ record: JournalRecord, seq: UInt64) throws {
         let own = record.device == device.id
+        committer = (record.deviceName, record.time)
         for operation in record.ops {
             switch operation {
             case .upsert(let raw):
@@ -107,6 +110,12 @@ struct RecordApplier {
             return
         }
         try BaseSnapshots.set(item, seq: seq, db)
+        // A checkpoint does not say who committed each item, nor when: its mtime stands in.
+        let fromCheckpoint = committer.time == 0
+        try FileVersions.record(
+            item, seq: seq, device: fromCheckpoint ? "(from a checkpoint)" : committer.device,
+            time: fromCheckpoint ? item.mtime : committer.time, db
+        )
 
         guard var row = existing else {
             try insert(item, parent: parent.inode, seq: seq)

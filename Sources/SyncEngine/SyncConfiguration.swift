@@ -2,6 +2,8 @@
 public struct SyncConfiguration: Sendable {
     /// How often the journal is checked for other devices' commits.
     public var pollInterval: Duration = .seconds(2)
+    /// The longest a single store request may take before it counts as unreachable.
+    public var storeTimeout: Duration = .seconds(60)
     /// The longest wait between retries while the store keeps failing.
     public var maxBackoff: Duration = .seconds(60)
     /// Quiet time after the last local change before it is pushed (editors save in bursts).
@@ -12,6 +14,8 @@ public struct SyncConfiguration: Sendable {
     public var maxOperationsPerRecord = 2000
     /// How long an unmount waits for the last push before leaving it for the next mount.
     public var shutdownPushTimeout: Duration = .seconds(30)
+    /// How long earlier versions of a file stay listed and restorable (the newest always does).
+    public var versionRetention: Duration = .seconds(30 * 24 * 3600)
 
     public init() {}
 }

@@ -48,6 +48,7 @@ public actor SyncEngine {
     private var watch: (any StoreWatch)?
     /// Failed cycles in a row: the next poll backs off exponentially (with jitter).
     private var failures = 0
+    private var lastPrune: ContinuousClock.Instant?
     private var syncRequested = false
     private var syncWaiters: [CheckedContinuation<Result<Void, SyncError>, Never>] = []
     private var downloads: [Int64: [UUID: CheckedContinuation<Void, any Error>]] = [:]
@@ -207,6 +208,7 @@ public actor SyncEngine {
             online = true
             lastError = nil
             lastSync = Date()
+            await pruneVersions()
             return .success(())
         } catch {
             online = error.code != .unreachable
@@ -236,7 +238,7 @@ public actor SyncEngine {
             let key = ContainerLayout.journalKey(seq)
             let bytes: [UInt8]
             do {
-                bytes = try await store.get(key)
+                bytes = try await StoreDeadline.run(configuration.storeTimeout) { [store] () throws(StoreError) in try await store.get(key) }
             } catch where error.code == .notFound {
                 return true
             } catch {
@@ -319,18 +321,22 @@ public actor SyncEngine {
         await purgeDeleted()
         if !outcome.placeholders.isEmpty {
             let candidates = outcome.placeholders
-            let pinned = (try? await metadata.read { db in try candidates.filter { try ItemRow.isPinned($0, db) } }) ?? []
+            let pinned = (try? await metadata.read { db -> [Int64] in
+                // Most containers pin nothing: then no item needs its ancestors walked.
+                guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM item WHERE pinned = 1)") == true else { return [] }
+                return try candidates.filter { try ItemRow.isPinned($0, db) }
+            }) ?? []
             prefetch(pinned)
         }
         return true
     }
 
     private func loadCheckpoint() async throws(SyncError) {
-        let keys = try await storeCall("cannot list checkpoints") { () throws(StoreError) in
+        let keys = try await storeCall("cannot list checkpoints") { [store] () throws(StoreError) in
             try await store.listAll(prefix: ContainerLayout.checkpointPrefix)
         }
         guard let key = keys.last, ContainerLayout.sequence(ofKey: key, prefix: ContainerLayout.checkpointPrefix) != nil else { return }
-        let bytes = try await storeCall("cannot read \(key)") { () throws(StoreError) in try await store.get(key) }
+        let bytes = try await storeCall("cannot read \(key)") { [store] () throws(StoreError) in try await store.get(key) }
         guard let checkpoint = try? RecordCodec.decode(Checkpoint.self, from: bytes), checkpoint.format == Checkpoint.currentFormat,
               ContainerLayout.checkpointKey(checkpoint.seq) == key, checkpoint.seq < UInt64(Int64.max)
         else {
@@ -408,12 +414,12 @@ public actor SyncEngine {
             throw SyncError(code: .store, message: "cannot encode journal \(seq)", cause: error)
         }
         let key = ContainerLayout.journalKey(seq)
-        let won = try await storeCall("cannot commit \(key)") { () throws(StoreError) in try await store.putIfAbsent(key, bytes) }
+        let won = try await storeCall("cannot commit \(key)") { [store] () throws(StoreError) in try await store.putIfAbsent(key, bytes) }
         guard won else {
             logger.debug("journal \(seq) was taken by another device; rebasing")
             return .raced
         }
-        try await committed(plan, seq: seq)
+        try await committed(plan, seq: seq, time: record.time)
         logger.info("committed journal \(seq) with \(plan.entries.count) changes")
         if seq % configuration.checkpointInterval == 0 {
             await writeCheckpoint(seq)
@@ -423,8 +429,9 @@ public actor SyncEngine {
 
     /// Our record is in the journal: its items' committed base moves to it, and rows
     /// that did not change since they were read become clean.
-    private func committed(_ plan: PushPlan, seq: UInt64) async throws(SyncError) {
+    private func committed(_ plan: PushPlan, seq: UInt64, time: Int64) async throws(SyncError) {
         let activity = self.activity
+        let deviceName = device.name
         _ = try await metadataCall("cannot record commit \(seq)") { db in
             for entry in plan.entries {
                 guard var row = try ItemRow.find(ino: entry.ino, db) else { continue }
@@ -442,6 +449,7 @@ public actor SyncEngine {
                     if row.deleted { row.dirtyFlags = [] }
                 case .upsert(let item):
                     try BaseSnapshots.set(item, seq: seq, db)
+                    try FileVersions.record(item, seq: seq, device: deviceName, time: time, db)
                     row.baseSeq = Int64(seq)
                     if item.kind == .file {
                         row.blockList = item.blocks ?? []
@@ -508,9 +516,9 @@ public actor SyncEngine {
             if bytes.isEmpty { break }
             let hash = ContentHasher.sha256Hex(bytes)
             let key = ContainerLayout.blockKey(hash)
-            let present = try await storeCall("cannot check block") { () throws(StoreError) in try await store.exists(key) }
+            let present = try await storeCall("cannot check block") { [store] () throws(StoreError) in try await store.exists(key) }
             if !present {
-                try await storeCall("cannot upload \(row.itemName)") { () throws(StoreError) in try await store.put(key, bytes) }
+                try await storeCall("cannot upload \(row.itemName)") { [store] () throws(StoreError) in try await store.put(key, bytes) }
             }
             blocks.append(BlockReference(hash: hash, length: Int64(bytes.count)))
             offset += Int64(bytes.count)
@@ -584,8 +592,8 @@ public actor SyncEngine {
                 switch transfers.rangeStatus(generation, offset: offset, length: length) {
                 case .ready:
                     continuation.resume()
-                case .failed(let reason):
-                    continuation.resume(throwing: SyncError(code: .corrupt, message: reason))
+                case .failed(let failure):
+                    continuation.resume(throwing: Self.error(failure))
                 case .missing:
                     guard var stream = streams[ino], stream.generation == generation else {
                         continuation.resume(throwing: SyncError(code: .cancelled, message: "the download ended"))
@@ -622,6 +630,20 @@ public actor SyncEngine {
         guard let row, row.itemKind == .file, row.contentState == .placeholder, !row.deleted else {
             finishDownload(ino, row == nil ? .failure(SyncError(code: .notFound, message: "inode \(ino) no longer exists")) : .success(()))
             return nil
+        }
+        if !online, let first = row.blockList.first {
+            // Known offline: one bounded check, so opening fails with a clear error rather
+            // than returning a file whose every read fails.
+            do {
+                _ = try await storeCall("cannot download \(row.itemName)") { [store] () throws(StoreError) in
+                    try await store.exists(ContainerLayout.blockKey(first.hash))
+                }
+                online = true
+            } catch {
+                logger.warning("cannot open \(row.itemName): \(error)")
+                throw error
+            }
+            if let stream = streams[ino] { return stream }
         }
         let temporary: TemporaryCacheFile
         do { temporary = try cache.makeTemporary() } catch {
@@ -677,21 +699,26 @@ public actor SyncEngine {
 
     private func runDownload(_ row: ItemRow, _ temporary: TemporaryCacheFile, _ generation: UInt64) async {
         let ino = row.inode
-        var failure: String?
+        var failure: TransferTable.Failure?
         do {
             try await download(row, temporary, generation)
         } catch {
             logger.error("download of \(row.itemName) (inode \(ino)) failed: \(error)")
-            failure = error.code == .corrupt ? error.message : error.description
+            failure = TransferTable.Failure(reason: error.code == .corrupt ? error.message : error.description, unreachable: error.code == .unreachable)
+            if error.code == .unreachable { online = false }
             cache.discard(temporary)
         }
-        transfers.end(ino, error: failure)
+        transfers.end(ino, error: failure?.reason)
         transfers.finishStream(generation, failure: failure)
         let readers = streams.removeValue(forKey: ino)?.readers ?? [:]
         for reader in readers.values {
-            if let failure { reader.continuation.resume(throwing: SyncError(code: .corrupt, message: failure)) } else { reader.continuation.resume() }
+            if let failure { reader.continuation.resume(throwing: Self.error(failure)) } else { reader.continuation.resume() }
         }
-        finishDownload(ino, failure.map { .failure(SyncError(code: .corrupt, message: $0)) } ?? .success(()))
+        finishDownload(ino, failure.map { .failure(Self.error($0)) } ?? .success(()))
+    }
+
+    private static func error(_ failure: TransferTable.Failure) -> SyncError {
+        SyncError(code: failure.unreachable ? .unreachable : .corrupt, message: failure.reason)
     }
 
     private func finishDownload(_ ino: Int64, _ result: Result<Void, any Error>) {
@@ -724,7 +751,7 @@ public actor SyncEngine {
             }
             cursor = index + 1
             let block = blocks[index]
-            let bytes = try await storeCall("cannot download \(row.itemName)") { () throws(StoreError) in
+            let bytes = try await storeCall("cannot download \(row.itemName)") { [store] () throws(StoreError) in
                 try await store.get(ContainerLayout.blockKey(block.hash))
             }
             guard Int64(bytes.count) == block.length, ContentHasher.sha256Hex(bytes) == block.hash else {
@@ -779,6 +806,61 @@ public actor SyncEngine {
         }
     }
 
+    /// An earlier version's content in a temporary cache file (verified and fsynced), for
+    /// `restore`; the caller installs or discards it.
+    public func fetchVersion(_ blocks: [BlockReference], of name: String) async throws(SyncError) -> TemporaryCacheFile {
+        let temporary: TemporaryCacheFile
+        do { temporary = try cache.makeTemporary() } catch {
+            throw SyncError(code: .cache, message: "cannot make room for \(name)", cause: error)
+        }
+        do throws(SyncError) {
+            var offset: Int64 = 0
+            for block in blocks {
+                try Task.checkCancellation(or: SyncError(code: .cancelled, message: "restore cancelled"))
+                let bytes = try await storeCall("cannot download a version of \(name)") { [store] () throws(StoreError) in
+                    try await store.get(ContainerLayout.blockKey(block.hash))
+                }
+                guard Int64(bytes.count) == block.length, ContentHasher.sha256Hex(bytes) == block.hash else {
+                    throw SyncError(code: .corrupt, message: "block \(block.hash) of a version of \(name) does not match its hash")
+                }
+                let at = offset
+                do {
+                    try await OffloadedWork.run { () throws(SystemError) in
+                        try Syscall.writeAll(fd: temporary.fd, bytes, at: at)
+                    }
+                } catch {
+                    throw SyncError(code: .cache, message: "cannot write a version of \(name)", cause: error)
+                }
+                offset += block.length
+            }
+            do {
+                _ = try await OffloadedWork.run { () throws(SystemError) in try Syscall.check("fsync") { fsync(temporary.fd) } }
+            } catch {
+                throw SyncError(code: .cache, message: "cannot write a version of \(name)", cause: error)
+            }
+            return temporary
+        } catch {
+            cache.discard(temporary)
+            throw error
+        }
+    }
+
+    /// Forgets file versions older than the retention (each file's newest stays), at
+    /// most every ten minutes.
+    private func pruneVersions() async {
+        let now = ContinuousClock.now
+        if let last = lastPrune, now - last < .seconds(600) { return }
+        lastPrune = now
+        let retention = configuration.versionRetention
+        let cutoff = Timestamp.now() - retention.components.seconds * 1_000_000_000
+        do {
+            let removed = try await metadata.write { db in try FileVersions.prune(before: cutoff, db) }
+            if removed > 0 { logger.info("forgot \(removed) file versions older than the retention") }
+        } catch {
+            logger.error("cannot prune file versions: \(error)")
+        }
+    }
+
     /// Readers whose whole range is on disk now go on.
     private func wakeReaders(_ ino: Int64, _ generation: UInt64) {
         guard var stream = streams[ino] else { return }
@@ -791,9 +873,12 @@ public actor SyncEngine {
 
     // MARK: Error plumbing
 
-    private func storeCall<T: Sendable>(_ message: String, _ body: () async throws(StoreError) -> T) async throws(SyncError) -> T {
+    /// A store call, bounded by `storeTimeout`, its error wrapped with what was being done.
+    private func storeCall<T: Sendable>(
+        _ message: String, _ body: @escaping @Sendable () async throws(StoreError) -> T
+    ) async throws(SyncError) -> T {
         do {
-            return try await body()
+            return try await StoreDeadline.run(configuration.storeTimeout, body)
         } catch {
             throw Self.wrap(error, message)
         }

@@ -13,11 +13,18 @@ public final class TransferTable: Sendable {
         public var percent: Int { total > 0 ? Int(min(100, done * 100 / total)) : 0 }
     }
 
+    /// Why a download stopped: a store that cannot be reached is told apart (ENETUNREACH
+    /// for the reader) from content that cannot be served (EIO).
+    public struct Failure: Sendable, Equatable {
+        public var reason: String
+        public var unreachable: Bool
+    }
+
     /// Whether a byte range of a streamed download can be read now.
     public enum RangeStatus: Sendable, Equatable {
         case ready
         case missing
-        case failed(String)
+        case failed(Failure)
     }
 
     /// The blocks of one download as they arrive. Kept after a failure (its holes must
@@ -26,7 +33,7 @@ public final class TransferTable: Sendable {
         var offsets: [Int64]
         var lengths: [Int64]
         var present: [Bool]
-        var failure: String?
+        var failure: Failure?
     }
 
     private struct State {
@@ -79,7 +86,7 @@ public final class TransferTable: Sendable {
         state.withLock { $0.streams[generation]?.present[index] = true }
     }
 
-    func finishStream(_ generation: UInt64, failure: String?) {
+    func finishStream(_ generation: UInt64, failure: Failure?) {
         state.withLock { state in
             if let failure { state.streams[generation]?.failure = failure } else { state.streams.removeValue(forKey: generation) }
         }

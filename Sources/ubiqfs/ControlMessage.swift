@@ -29,6 +29,18 @@ struct ControlResponse: Codable {
     var stateDir: String?
     var pid: Int32?
     var locks: [LockEntry]?
+    var versions: [VersionEntry]?
+}
+
+/// One earlier (or the current) version of a file, for `ubiqfs versions`.
+struct VersionEntry: Codable {
+    /// The journal sequence number that committed it; `restore --version` takes it.
+    var version: UInt64
+    var device: String
+    /// Seconds since 1970.
+    var time: Double
+    var size: Int64
+    var current: Bool
 }
 
 /// A coordinator table row with the item's path, for `ubiqfs locks`.

@@ -101,6 +101,8 @@ final class Daemon {
         var configuration = SyncConfiguration()
         if let poll = options.pollInterval { configuration.pollInterval = .milliseconds(Int(poll * 1000)) }
         if let interval = options.checkpointInterval, interval > 0 { configuration.checkpointInterval = interval }
+        guard options.keepVersions >= 0, options.keepVersions < 100_000 else { throw CommandFailure("--keep-versions takes a number of days") }
+        configuration.versionRetention = .seconds(options.keepVersions * 86400)
         let deviceName = options.resolvedDevice
         let stack = try Blocking.wait { [configuration, store] in
             try await DeviceStack.open(store: store, stateDir: stateDir, deviceName: deviceName, configuration: configuration, logger: logger)
@@ -212,6 +214,24 @@ final class Daemon {
         case "locks":
             response.locks = coordinator.snapshot().map { entry in
                 LockEntry(inode: entry.key, path: core.path(of: Int64(entry.key)), holders: entry.holders, waiters: entry.waiters)
+            }
+        case "versions":
+            do throws(FileSystemError) {
+                let (versions, current) = try core.versions(core.resolve(request.path ?? "/"))
+                response.versions = versions.map {
+                    VersionEntry(version: $0.seq, device: $0.device, time: Double($0.time) / 1e9, size: $0.size, current: $0.seq == current)
+                }
+            } catch {
+                response.ok = false
+                response.error = error.message
+            }
+        case "restore":
+            do throws(FileSystemError) {
+                guard let version = request.version else { throw FileSystemError(.invalid, "restore needs a version") }
+                try await core.restore(core.resolve(request.path ?? "/"), version: version)
+            } catch {
+                response.ok = false
+                response.error = error.message
             }
         case "unmount":
             exit()

@@ -20,6 +20,9 @@ struct MountOptions: ParsableArguments {
     @Option(help: "How much local content to keep (e.g. 500M, 20G); least recently used, unpinned, uploaded items are evicted past it. Default: a quarter of the cache disk.")
     var cacheSize: String?
 
+    @Option(help: "How many days earlier versions of files stay listed and restorable (`ubiqfs versions`); the newest always does.")
+    var keepVersions: Double = 30
+
     @Flag(help: "Stay in the foreground instead of running as a daemon.")
     var foreground = false
 

@@ -13,7 +13,7 @@ struct UbiqFS: ParsableCommand {
             MountCommand.self, UnmountCommand.self, StatusCommand.self, SyncCommand.self,
             PauseCommand.self, ResumeCommand.self, LocksCommand.self,
             PinCommand.self, UnpinCommand.self, EvictCommand.self, DownloadCommand.self,
-            WatchCommand.self,
+            WatchCommand.self, VersionsCommand.self, RestoreCommand.self,
         ]
     )
 }

@@ -1,3 +1,4 @@
+import CSystemShims
 import Dispatch
 import Foundation
 import Glibc

@@ -69,6 +69,16 @@ import Testing
         #expect(copies.count == 1)
         #expect(copies.first?.value == "edited on beta")
         #expect(await b.engine.status().conflicts.count == 1)
+        // The original lists its copies, on every device.
+        for device in [a, b] {
+            let ino = try #require(device.inode("note.txt"))
+            let listed = String(decoding: try device.core.getXattr(ino, name: Array("user.ubiqfs.conflicts".utf8)), as: UTF8.self)
+            #expect(listed == copies.first?.key)
+        }
+        // Deleting the copy resolves the conflict.
+        try a.remove(try #require(copies.first?.key))
+        let ino = try #require(a.inode("note.txt"))
+        #expect(throws: FileSystemError.self) { try a.core.getXattr(ino, name: Array("user.ubiqfs.conflicts".utf8)) }
         await a.shutdown()
         await b.shutdown()
     }

@@ -21,11 +21,11 @@ final class TestDevice: Sendable {
     let engine: SyncEngine
     let core: FileSystemCore
 
-    init(store: any ContainerStore, name: String, checkpointInterval: UInt64 = 1000) async throws {
+    init(store: any ContainerStore, name: String, checkpointInterval: UInt64 = 1000, configuration: SyncConfiguration = SyncConfiguration()) async throws {
         self.name = name
         stateDir = FileManager.default.temporaryDirectory.appendingPathComponent("ubiqfs-dev-\(name)-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)
-        var configuration = SyncConfiguration()
+        var configuration = configuration
         configuration.pollInterval = .seconds(3600)
         configuration.debounce = .seconds(3600)
         configuration.checkpointInterval = checkpointInterval

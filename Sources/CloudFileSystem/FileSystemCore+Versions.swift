@@ -1,0 +1,85 @@
+import ContentCache
+import FileCoordinator
+import Foundation
+import ItemModel
+import MetadataStore
+import SyncEngine
+
+/// Earlier versions of a file (`ubiqfs versions`, `ubiqfs restore`). A restore is a local
+/// edit like any other: the old content becomes the file's content here, under an
+/// exclusive lease, and is pushed as a new version; history is never rewritten.
+extension FileSystemCore {
+    /// The item at a path inside the mount ("/a/b"), without counting a kernel lookup.
+    public func resolve(_ path: String) throws(FileSystemError) -> Int64 {
+        var ino = ItemRow.rootIno
+        for part in path.split(separator: "/") {
+            let name = ByteString(Array(part.utf8))
+            let parent = ino
+            guard let child = try read({ db in try ItemRow.child(of: parent, named: name, db) }) else {
+                throw FileSystemError(.notFound, "\(path) does not exist")
+            }
+            ino = child.inode
+        }
+        return ino
+    }
+
+    /// Newest first; `current` is the version this device's content is (nil while a local
+    /// edit is not committed yet).
+    public func versions(_ ino: Int64) throws(FileSystemError) -> (versions: [FileVersion], current: UInt64?) {
+        let row = try row(ino)
+        guard row.itemKind == .file, !row.deleted else { throw FileSystemError(.invalid, "only files have versions") }
+        let versions = try read { db in try FileVersions.list(row.itemID, db) }
+        let current = row.dirtyFlags.contains(.content) ? nil : versions.first { $0.blocks == row.blockList }?.seq
+        return (versions, current)
+    }
+
+    public func restore(_ ino: Int64, version seq: UInt64) async throws(FileSystemError) {
+        let row = try row(ino)
+        guard row.itemKind == .file, !row.deleted else { throw FileSystemError(.invalid, "only files have versions") }
+        guard let version = try read({ db in try FileVersions.find(row.itemID, seq: seq, db) }) else {
+            throw FileSystemError(.notFound, "\(row.itemName) has no version \(seq); `ubiqfs versions` lists them")
+        }
+        let temporary: TemporaryCacheFile
+        do throws(SyncError) {
+            temporary = try await sync.fetchVersion(version.blocks, of: row.itemName.description)
+        } catch {
+            throw FileSystemError(error.code == .unreachable ? .unreachable : .io, "cannot download version \(seq) of \(row.itemName)", cause: error)
+        }
+        let leases: LeaseSet
+        do {
+            leases = try await coordinator.acquire([LeaseRequest(UInt64(ino), .exclusive)], owner: "restore")
+        } catch {
+            cache.discard(temporary)
+            throw FileSystemError(.interrupted, "restore cancelled", cause: error)
+        }
+        defer { leases.release() }
+        guard !handles.hasWriters(ino) else {
+            cache.discard(temporary)
+            throw FileSystemError(.busy, "\(row.itemName) is open for writing; close it first")
+        }
+        let now = Timestamp.now()
+        do {
+            try cache.install(temporary, as: ino, mtime: now)
+        } catch {
+            cache.discard(temporary)
+            throw Self.wrap(error)
+        }
+        _ = handles.noteWrite(ino)
+        do {
+            try await metadata.write { db in
+                guard var current = try ItemRow.find(ino: ino, db) else { return }
+                current.contentState = .local
+                current.size = version.size
+                current.mtime = now
+                current.markChanged(.content, now: now)
+                try current.update(db)
+            }
+        } catch {
+            handles.unmarkDirty(ino)
+            throw Self.wrap(error)
+        }
+        notifier.invalidate([.inode(ino, data: true)])
+        sync.localChange()
+        emit(.modified, ino, detail: "restored version \(seq)")
+    }
+}
