@@ -27,7 +27,10 @@ public struct LocalFolderStore: ContainerStore {
             let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
             if fd == -1 {
                 let code = errno
-                if code == ENOENT || code == ENOTDIR { throw StoreError(code: .notFound, message: "no object \(key)") }
+                if code == ENOENT || code == ENOTDIR {
+                    try checkReachable()
+                    throw StoreError(code: .notFound, message: "no object \(key)")
+                }
                 throw Self.failure("cannot open \(key)", code, "open")
             }
             defer { close(fd) }
@@ -78,7 +81,10 @@ public struct LocalFolderStore: ContainerStore {
             var info = stat()
             if lstat(path, &info) == 0 { return true }
             let code = errno
-            if code == ENOENT || code == ENOTDIR { return false }
+            if code == ENOENT || code == ENOTDIR {
+                try checkReachable()
+                return false
+            }
             throw Self.failure("cannot check \(key)", code, "lstat")
         }
     }
@@ -93,7 +99,10 @@ public struct LocalFolderStore: ContainerStore {
         return try await OffloadedWork.run { () throws(StoreError) -> [String] in
             guard let dir = opendir(directory) else {
                 let code = errno
-                if code == ENOENT { return [] }
+                if code == ENOENT {
+                    try checkReachable()
+                    return []
+                }
                 throw Self.failure("cannot list \(prefix)", code, "opendir")
             }
             defer { closedir(dir) }
@@ -129,6 +138,16 @@ public struct LocalFolderStore: ContainerStore {
         }
     }
 
+    /// A missing object means absent only while the container folder is there: a disk
+    /// that was unplugged or a network share that dropped is an unreachable store, never
+    /// a store whose objects were all deleted.
+    private func checkReachable() throws(StoreError) {
+        var info = stat()
+        guard lstat(base + "/.tmp", &info) == 0 else {
+            throw StoreError(code: .unreachable, message: "the store folder \(base) is not there (an unplugged disk or a dropped share?)")
+        }
+    }
+
     /// Keys are a few fixed shapes; anything that could climb out of the folder is refused.
     private func path(_ key: String) throws(StoreError) -> String {
         let parts = key.split(separator: "/", omittingEmptySubsequences: false)
@@ -142,6 +161,8 @@ public struct LocalFolderStore: ContainerStore {
 
     private func writeTemp(_ bytes: [UInt8], for key: String) throws(StoreError) -> String {
         let target = try path(key)
+        // Never recreate the container inside the empty mountpoint of an unplugged disk.
+        try checkReachable()
         if let slash = target.lastIndex(of: "/") {
             do { try Syscall.makeDirectories(String(target[..<slash]), mode: 0o755) } catch {
                 throw StoreError(code: .io, message: "cannot create folder for \(key)", cause: error)

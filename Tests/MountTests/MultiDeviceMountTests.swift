@@ -1,0 +1,180 @@
+import Foundation
+import Testing
+
+/// Several mounts of one container on this machine, each its own daemon and device,
+/// driven by real programs: what one does, the others see live; nothing is lost.
+@Suite(.serialized) struct MultiDeviceMountTests {
+    /// Bash helpers: `waitfor CONDITION` retries for up to 15 s.
+    static let helpers = """
+        waitfor() { for _ in $(seq 1 150); do if eval "$1"; then return 0; fi; sleep 0.1; done; echo "timed out waiting for: $1" >&2; return 1; }
+        """
+
+    @Test func threeMountsSeeEachOthersChangesLive() throws {
+        let fixture = try MountFixture()
+        let a = try fixture.mount("a")
+        let b = try fixture.mount("b")
+        let c = try fixture.mount("c")
+        let bin = MountFixture.binary
+        try fixture.sh("""
+            \(Self.helpers)
+            \(bin) watch \(c) > watch.log 2>&1 &
+            watcher=$!
+            trap 'kill $watcher 2>/dev/null || true' EXIT
+            sleep 0.3
+            mkdir \(a)/project && echo "draft" > \(a)/project/plan.txt
+            head -c 3000000 /dev/urandom > big.bin && cp big.bin \(a)/project/big.bin
+            setfattr -n user.status -v review \(a)/project/plan.txt
+            waitfor '[ "$(cat \(b)/project/plan.txt 2>/dev/null)" = draft ]'
+            waitfor '[ "$(getfattr --only-values -n user.status \(c)/project/plan.txt 2>/dev/null)" = review ]'
+            # Edited on b, seen on a and c.
+            echo "final" > \(b)/project/plan.txt
+            waitfor '[ "$(cat \(a)/project/plan.txt)" = final ]'
+            waitfor '[ "$(cat \(c)/project/plan.txt)" = final ]'
+            # c never read big.bin: a move by a keeps it a placeholder on c (nothing downloaded).
+            test "$(getfattr --only-values -n user.ubiqfs.state \(c)/project/big.bin)" = placeholder
+            mkdir \(a)/archive && mv \(a)/project/big.bin \(a)/archive/big.bin
+            waitfor '[ -e \(c)/archive/big.bin ] && [ ! -e \(c)/project/big.bin ]'
+            test "$(getfattr --only-values -n user.ubiqfs.state \(c)/archive/big.bin)" = placeholder
+            test "$(stat -c %b \(c)/archive/big.bin)" = 0
+            cmp big.bin \(c)/archive/big.bin
+            # Deleted on c, gone on a and b.
+            rm -r \(c)/archive
+            waitfor '[ ! -e \(a)/archive ] && [ ! -e \(b)/archive ]'
+            diff -r \(a) \(b)
+            diff -r \(a) \(c)
+            kill $watcher
+            grep -q '"event":"created".*"origin":"remote","path":"/project/plan.txt"' watch.log
+            grep -q '"event":"modified".*"origin":"remote","path":"/project/plan.txt"' watch.log
+            grep -q '"event":"moved","from":"/project/big.bin","origin":"remote","path":"/archive/big.bin"' watch.log
+            grep -q '"event":"downloaded".*"path":"/archive/big.bin"' watch.log
+            grep -q '"event":"deleted","origin":"local","path":"/archive"' watch.log
+            """)
+    }
+
+    @Test func offlineEditsOnBothSidesConvergeWithBothVersionsKept() throws {
+        let fixture = try MountFixture()
+        let a = try fixture.mount("a", device: "laptop")
+        let b = try fixture.mount("b", device: "desktop")
+        let bin = MountFixture.binary
+        try fixture.sh("""
+            \(Self.helpers)
+            echo "base" > \(a)/report.txt
+            \(bin) sync --wait \(a)
+            waitfor '[ "$(cat \(b)/report.txt 2>/dev/null)" = base ]'
+            \(bin) pause \(a) && \(bin) pause \(b)
+            echo "laptop's edit" > \(a)/report.txt && echo "only on laptop" > \(a)/laptop.txt
+            echo "desktop's edit" > \(b)/report.txt && mkdir \(b)/desk && echo "only on desktop" > \(b)/desk/notes.txt
+            \(bin) status \(a) | grep -q 'pending uploads: 2'
+            \(bin) resume \(b) && \(bin) sync --wait \(b)
+            \(bin) resume \(a) && \(bin) sync --wait \(a)
+            \(bin) sync --wait \(b)
+            waitfor 'diff -r \(a) \(b) >/dev/null'
+            # The committed version (desktop's, first) keeps the name; laptop's is the copy beside it.
+            test "$(cat \(a)/report.txt)" = "desktop's edit"
+            copy=$(getfattr --only-values -n user.ubiqfs.conflicts \(b)/report.txt)
+            case "$copy" in "report (conflict from laptop "*").txt") ;; *) echo "unexpected copy name: $copy"; exit 1 ;; esac
+            test "$(cat "\(b)/$copy")" = "laptop's edit"
+            test "$(cat \(b)/laptop.txt)" = "only on laptop"
+            test "$(cat \(a)/desk/notes.txt)" = "only on desktop"
+            \(bin) status \(a) | grep -q 'conflict: .*report.txt'
+            \(bin) status \(b) | grep -q 'pending uploads: 0'
+            """)
+    }
+
+    @Test func aReaderNeverSeesAMixOfTwoVersions() throws {
+        let fixture = try MountFixture()
+        let a = try fixture.mount("a")
+        let b = try fixture.mount("b")
+        let bin = MountFixture.binary
+        // Two 4 MiB blocks per version: a torn read would mix letters within one read pass.
+        try fixture.sh("""
+            \(Self.helpers)
+            python3 -c "open('\(a)/doc.bin','wb').write(b'a' * (8 << 20))"
+            \(bin) sync --wait \(a)
+            waitfor '[ -e \(b)/doc.bin ]'
+            cat > reader.py <<'PY'
+            import sys, time
+            path, seconds = sys.argv[1], float(sys.argv[2])
+            end, passes, versions = time.time() + seconds, 0, set()
+            while time.time() < end:
+                with open(path, 'rb') as f:
+                    seen = set()
+                    while True:
+                        chunk = f.read(1 << 20)
+                        if not chunk:
+                            break
+                        seen |= set(chunk)
+                        time.sleep(0.01)
+                    if len(seen) != 1:
+                        sys.exit(f"one open read a mix of versions: {sorted(seen)}")
+                    versions |= seen
+                    passes += 1
+            print(passes, len(versions))
+            PY
+            python3 reader.py \(b)/doc.bin 8 > reader.out &
+            reader=$!
+            for letter in b c d e f g; do
+                python3 -c "open('\(a)/doc.bin','wb').write(b'$letter' * (8 << 20))"
+                \(bin) sync --wait \(a)
+                sleep 0.6
+            done
+            wait $reader
+            read passes versions < reader.out
+            test "$passes" -gt 3
+            # The reader saw the file change while it read (several versions, none mixed).
+            test "$versions" -gt 1
+            waitfor '[ "$(head -c 1 \(b)/doc.bin)" = g ]'
+            """, timeout: 120)
+    }
+
+    @Test func versionsAndRestoreFromTheCommandLine() throws {
+        let fixture = try MountFixture()
+        let a = try fixture.mount("a")
+        let b = try fixture.mount("b")
+        let bin = MountFixture.binary
+        try fixture.sh("""
+            \(Self.helpers)
+            echo "first" > \(a)/essay.txt && \(bin) sync --wait \(a)
+            # A safe save, as editors do: the history continues.
+            echo "second" > \(a)/.essay.txt.swp && mv \(a)/.essay.txt.swp \(a)/essay.txt && \(bin) sync --wait \(a)
+            \(bin) versions \(a)/essay.txt > versions.txt
+            test "$(grep -c '^[0-9]' versions.txt)" = 2
+            grep -q '(current)' versions.txt
+            first=$(tail -n 1 versions.txt | cut -d' ' -f1)
+            \(bin) restore \(b)/essay.txt --version "$first"
+            test "$(cat \(b)/essay.txt)" = first
+            \(bin) sync --wait \(b)
+            waitfor '[ "$(cat \(a)/essay.txt)" = first ]'
+            test "$(\(bin) versions \(a)/essay.txt | grep -c '^[0-9]')" = 3
+            ! \(bin) restore \(a)/essay.txt --version 999999 2>err.txt
+            grep -q 'no version 999999' err.txt
+            """)
+    }
+
+    @Test func anUnreachableStoreIsNeverMistakenForDeletions() throws {
+        let fixture = try MountFixture()
+        let a = try fixture.mount("a")
+        let b = try fixture.mount("b")
+        let bin = MountFixture.binary
+        try fixture.sh("""
+            \(Self.helpers)
+            echo "in the cloud" > \(a)/remote.txt && \(bin) sync --wait \(a)
+            waitfor '[ -e \(b)/remote.txt ]'
+            # The store's disk goes away.
+            mv \(fixture.store) \(fixture.store).away
+            ! \(bin) sync --wait \(b) 2>/dev/null
+            \(bin) status \(b) | grep -q offline
+            ! cat \(b)/remote.txt 2>err.txt
+            grep -q 'Network is unreachable' err.txt
+            # Local work goes on, nothing disappears.
+            echo "written offline" > \(b)/offline.txt
+            test "$(cat \(b)/offline.txt)" = "written offline"
+            test -e \(b)/remote.txt
+            test ! -e \(fixture.store)
+            mv \(fixture.store).away \(fixture.store)
+            \(bin) sync --wait \(b)
+            test "$(cat \(b)/remote.txt)" = "in the cloud"
+            waitfor '[ "$(cat \(a)/offline.txt 2>/dev/null)" = "written offline" ]'
+            """)
+    }
+}
