@@ -549,7 +549,8 @@ public final class FileSystemCore: Sendable {
     // MARK: setattr
 
     public func setAttributes(_ ino: Int64, _ changes: AttributeChanges, handle: UInt64?) throws(FileSystemError) -> ItemAttributes {
-        try withLeases([(ino, .exclusive)], "setattr") { () throws(FileSystemError) in
+        var metadataChanged = false
+        let updated = try withLeases([(ino, .exclusive)], "setattr") { () throws(FileSystemError) in
             var row = try row(ino)
             let now = Timestamp.now()
             if let size = changes.size {
@@ -568,7 +569,6 @@ public final class FileSystemCore: Sendable {
                 try noteContentChange(ino)
                 row = try self.row(ino)
             }
-            var metadataChanged = false
             if let mode = changes.mode {
                 row.mode = Int64(mode & 0o7777)
                 metadataChanged = true
@@ -597,27 +597,28 @@ public final class FileSystemCore: Sendable {
                 metadataChanged = true
             }
             if metadataChanged { row.markChanged(.metadata, now: now) } else { row.ctime = now }
-            let updated = row
+            let changed = row
             try write { db in
                 guard var current = try ItemRow.find(ino: ino, db) else { throw FileSystemError(.notFound) }
-                current.mode = updated.mode
-                current.uid = updated.uid
-                current.gid = updated.gid
-                current.atime = updated.atime
-                current.mtime = updated.mtime
-                current.ctime = updated.ctime
-                current.dirty |= updated.dirty
-                current.changeGen = max(current.changeGen, updated.changeGen)
+                current.mode = changed.mode
+                current.uid = changed.uid
+                current.gid = changed.gid
+                current.atime = changed.atime
+                current.mtime = changed.mtime
+                current.ctime = changed.ctime
+                current.dirty |= changed.dirty
+                current.changeGen = max(current.changeGen, changed.changeGen)
                 try current.update(db)
             }
             if metadataChanged { sync.localChange() }
-            if changes.size != nil {
-                emit(.modified, ino)
-            } else if metadataChanged {
-                emit(.modified, ino, detail: "metadata")
-            }
             return try attributes(of: self.row(ino))
         }
+        if changes.size != nil {
+            emit(.modified, ino)
+        } else if metadataChanged {
+            emit(.modified, ino, detail: "metadata")
+        }
+        return updated
     }
 
     // MARK: Folders
@@ -745,7 +746,7 @@ public final class FileSystemCore: Sendable {
     }
 
     func evictFile(_ ino: Int64) throws(FileSystemError) {
-        try withLeases([(ino, .exclusive)], "evict") { () throws(FileSystemError) in
+        let evicted = try withLeases([(ino, .exclusive)], "evict") { () throws(FileSystemError) -> Bool in
             let evicted = try write { db -> Bool in
                 guard let row = try ItemRow.find(ino: ino, db), !row.deleted else { throw FileSystemError(.notFound) }
                 guard row.itemKind == .file, row.contentState == .local else { return false }
@@ -761,9 +762,10 @@ public final class FileSystemCore: Sendable {
             if evicted {
                 cache.remove(ino)
                 notifier.invalidate([.inode(ino, data: true)])
-                emit(.evicted, ino)
             }
+            return evicted
         }
+        if evicted { emit(.evicted, ino) }
     }
 
     public func setXattr(_ ino: Int64, name: [UInt8], value: [UInt8], flags: Int32) throws(FileSystemError) {

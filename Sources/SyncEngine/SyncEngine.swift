@@ -456,9 +456,10 @@ public actor SyncEngine {
                         if entry.upload != nil { row.size = item.size }
                     }
                     if entry.upload != nil { row.mtime = item.mtime }
+                    // Not the ctime: an upload changes nothing a program can see in stat, and
+                    // tar and rsync fail ("file changed as we read it") on a ctime that moves.
                     if unchanged {
                         row.dirtyFlags = []
-                        row.ctime = max(row.ctime, Timestamp.now())
                     } else if entry.upload != nil && contentClean {
                         // Only metadata changed since the read: the content is committed.
                         row.dirtyFlags.remove(.content)
@@ -469,7 +470,7 @@ public actor SyncEngine {
             try MetadataStore.setSetting(SettingKey.lastSeq, String(seq), db)
         }
         lastSeq = seq
-        // The items' state (pending -> local) and ctime changed.
+        // The items' state (pending -> local) changed.
         invalidations.invalidate(plan.entries.map { .inode($0.ino, data: false) })
         if feed.isWatched {
             let uploaded = plan.entries.filter { $0.upload != nil }.map(\.ino)
@@ -797,8 +798,8 @@ public actor SyncEngine {
         }
         // Only the content state: other columns may have moved on (a commit, a chmod) meanwhile.
         _ = try await metadataCall("cannot record download of \(row.itemName)") { db in
-            // ctime too: the state changed, and file managers refresh on ctime.
-            try db.execute(sql: "UPDATE item SET content = ?, ctime = ? WHERE ino = ?", arguments: [ContentState.local.rawValue, Timestamp.now(), ino])
+            // Not the ctime: tar reading a placeholder would see it move under it.
+            try db.execute(sql: "UPDATE item SET content = ? WHERE ino = ?", arguments: [ContentState.local.rawValue, ino])
         }
         invalidations.invalidate([.inode(ino, data: false)])
         if feed.isWatched, let path = try? await metadata.read({ db in try ItemRow.path(of: ino, db) }) {

@@ -98,7 +98,7 @@ final class MountFixture {
         for (pipe, box) in [(out, outData), (err, errData)] {
             group.enter()
             DispatchQueue.global().async {
-                box.data = pipe.fileHandleForReading.readDataToEndOfFile()
+                box.data = Self.readToEnd(pipe.fileHandleForReading.fileDescriptor)
                 group.leave()
             }
         }
@@ -114,6 +114,21 @@ final class MountFixture {
         }
         group.wait()
         return Result(status: process.terminationStatus, output: String(decoding: outData.data, as: UTF8.self), error: String(decoding: errData.data, as: UTF8.self))
+    }
+}
+
+extension MountFixture {
+    /// read(2) until EOF, retrying EINTR (Foundation's readDataToEndOfFile traps on it,
+    /// and the test process gets SIGCHLD from every program it runs).
+    static func readToEnd(_ fd: Int32) -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = read(fd, &buffer, buffer.count)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return data }
+            data.append(contentsOf: buffer[0..<n])
+        }
     }
 }
 

@@ -127,6 +127,23 @@ import Testing
             """, timeout: 120)
     }
 
+    /// tar fails with "file changed as we read it" when a file's ctime moves while it reads:
+    /// downloads and uploads finishing underneath must not touch it.
+    @Test func tarReadsPlaceholdersWhileTheyDownload() throws {
+        let fixture = try MountFixture()
+        let a = try fixture.mount("a")
+        try fixture.sh("""
+            tar -C /usr/include -cf - linux | tar -C \(a) -xf -
+            \(MountFixture.binary) sync --wait \(a)
+            """)
+        let b = try fixture.mount("b")
+        try fixture.sh("""
+            test "$(getfattr --only-values -n user.ubiqfs.state \(b)/linux/types.h)" = placeholder
+            tar -C \(b) -cf b.tar linux
+            mkdir out && tar -C out -xf b.tar && diff -r /usr/include/linux out/linux
+            """)
+    }
+
     @Test func versionsAndRestoreFromTheCommandLine() throws {
         let fixture = try MountFixture()
         let a = try fixture.mount("a")
