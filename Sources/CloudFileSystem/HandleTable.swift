@@ -172,6 +172,10 @@ public final class HandleTable: LocalActivity {
         }
     }
 
+    public func contentDiscarded(_ ino: Int64) {
+        update(ino) { $0.markedDirty = false }
+    }
+
     public func isOpen(_ ino: Int64) -> Bool {
         peek(ino) { $0.openCount > 0 }
     }

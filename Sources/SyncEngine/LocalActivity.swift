@@ -10,6 +10,9 @@ public protocol LocalActivity: Sendable {
     /// Called inside the commit transaction: true (and the item's content counts as clean)
     /// if no write came since `generation`; atomic with respect to writers.
     func commitContent(_ ino: Int64, generation: UInt64) -> Bool
+    /// The item's local content was discarded (it follows a remote version now): the next
+    /// local write is a new change, to be recorded in the database again.
+    func contentDiscarded(_ ino: Int64)
     /// The kernel or an open handle still uses the inode, so its row must stay.
     func isReferenced(_ ino: Int64) -> Bool
 }

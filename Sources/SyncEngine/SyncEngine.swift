@@ -305,7 +305,10 @@ public actor SyncEngine {
             throw SyncError(code: .metadata, message: "cannot apply journal \(seq)", cause: error)
         }
         waitingFor = nil
-        for ino in outcome.droppedContent { cache.remove(ino) }
+        for ino in outcome.droppedContent {
+            cache.remove(ino)
+            activity.contentDiscarded(ino)
+        }
         leases.release()
         lastSeq = seq
         invalidations.invalidate(outcome.invalidations)
