@@ -123,9 +123,10 @@ struct RecordApplier {
         }
         if row.deleted {
             // Deleted here (pushed or not) and changed there: the change wins.
+            // Placed while still deleted, so whatever took its name here steps aside.
+            try place(&row, parent: parent.inode, name: item.name)
             row.deleted = false
             row.dirtyFlags = []
-            try place(&row, parent: parent.inode, name: item.name)
             take(item, into: &row, content: true)
             if row.itemKind == .file && row.contentState == .local {
                 row.contentState = .placeholder
