@@ -59,7 +59,9 @@ extension FileSystemCore {
         }
         let now = Timestamp.now()
         do {
-            try cache.install(temporary, as: ino, mtime: now)
+            // fsync and rename: blocking calls, off the cooperative pool.
+            let cache = self.cache
+            try await OffloadedWork.run { () throws(CacheError) in try cache.install(temporary, as: ino, mtime: now) }
         } catch {
             cache.discard(temporary)
             throw Self.wrap(error)
