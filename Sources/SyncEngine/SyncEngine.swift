@@ -340,26 +340,31 @@ public actor SyncEngine {
         }
         guard let key = keys.last, ContainerLayout.sequence(ofKey: key, prefix: ContainerLayout.checkpointPrefix) != nil else { return }
         let bytes = try await storeCall("cannot read \(key)") { [store] () throws(StoreError) in try await store.get(key) }
-        guard let checkpoint = try? RecordCodec.decode(Checkpoint.self, from: bytes), checkpoint.format == Checkpoint.currentFormat,
-              ContainerLayout.checkpointKey(checkpoint.seq) == key, checkpoint.seq < UInt64(Int64.max)
-        else {
+        // Decoding and ordering 100k items takes a while: off the cooperative pool.
+        let loaded = await OffloadedWork.run { () -> (seq: UInt64, items: [ItemSnapshot])? in
+            guard let checkpoint = try? RecordCodec.decode(Checkpoint.self, from: bytes), checkpoint.format == Checkpoint.currentFormat,
+                  ContainerLayout.checkpointKey(checkpoint.seq) == key, checkpoint.seq < UInt64(Int64.max)
+            else { return nil }
+            // Parents before children, so every upsert finds its folder.
+            let children = Dictionary(grouping: checkpoint.items, by: \.parent)
+            var ordered: [ItemSnapshot] = []
+            var queue: [ItemID] = [.root]
+            var seen: Set<ItemID> = [.root]
+            while let next = queue.popLast() {
+                for child in children[next] ?? [] where seen.insert(child.id).inserted {
+                    ordered.append(child)
+                    queue.append(child.id)
+                }
+            }
+            return (checkpoint.seq, ordered)
+        }
+        guard let (seq, ordered) = loaded else {
             logger.error("checkpoint \(key) is unreadable; replaying the journal instead")
             return
         }
-        // Parents before children, so every upsert finds its folder.
-        let children = Dictionary(grouping: checkpoint.items, by: \.parent)
-        var ordered: [ItemSnapshot] = []
-        var queue: [ItemID] = [.root]
-        var seen: Set<ItemID> = [.root]
-        while let next = queue.popLast() {
-            for child in children[next] ?? [] where seen.insert(child.id).inserted {
-                ordered.append(child)
-                queue.append(child.id)
-            }
-        }
         let record = JournalRecord(device: "checkpoint", deviceName: "checkpoint", commit: key, time: 0, ops: ordered.map { .upsert($0) })
-        logger.info("loading checkpoint \(checkpoint.seq) with \(ordered.count) items")
-        _ = try await apply(record, seq: checkpoint.seq)
+        logger.info("loading checkpoint \(seq) with \(ordered.count) items")
+        _ = try await apply(record, seq: seq)
     }
 
     /// Drops rows of deleted items that nothing references any more, and their content.
@@ -543,7 +548,7 @@ public actor SyncEngine {
     private func writeCheckpoint(_ seq: UInt64) async {
         do {
             let items = try await metadata.read { db in try BaseSnapshots.all(db) }
-            let bytes = try RecordCodec.encode(Checkpoint(seq: seq, items: items))
+            let bytes = try await OffloadedWork.run { () throws in try RecordCodec.encode(Checkpoint(seq: seq, items: items)) }
             _ = try await store.putIfAbsent(ContainerLayout.checkpointKey(seq), bytes)
             logger.info("wrote checkpoint \(seq) with \(items.count) items")
         } catch {

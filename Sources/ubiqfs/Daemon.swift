@@ -5,6 +5,7 @@ import Foundation
 import FuseKit
 import Glibc
 import Logging
+import S3Store
 import SyncEngine
 
 /// The mounted container: builds every part, mounts, serves until unmounted, then stops
@@ -78,7 +79,8 @@ final class Daemon {
         let mountpoint = options.resolvedMountpoint
         try checkMountpoint(mountpoint)
         let stateDir = options.resolvedStateDir
-        for (what, path) in [("state dir", stateDir), ("store", options.resolvedStore)] where path == mountpoint || path.hasPrefix(mountpoint + "/") {
+        let localStore = S3Location.isS3(options.resolvedStore) ? [] : [("store", options.resolvedStore)]
+        for (what, path) in [("state dir", stateDir)] + localStore where path == mountpoint || path.hasPrefix(mountpoint + "/") {
             throw CommandFailure("the \(what) \(path) cannot be inside the mountpoint \(mountpoint)")
         }
         do {
@@ -91,13 +93,8 @@ final class Daemon {
         guard lock >= 0, flock(lock, LOCK_EX | LOCK_NB) == 0 else {
             throw CommandFailure("another ubiqfs daemon is using the state dir \(stateDir)")
         }
-        var store: any ContainerStore
-        do {
-            store = try LocalFolderStore(root: options.resolvedStore, container: options.container)
-            if let delay = options.storeDelay, delay > 0 { store = DelayedStore(store, delay: .milliseconds(Int(delay * 1000))) }
-        } catch {
-            throw CommandFailure("the store \(options.resolvedStore) is unusable: \(error)")
-        }
+        let store = try StoreOpener.open(options.resolvedStore, container: options.container, delay: options.storeDelay)
+        try StoreOpener.verify(store, stateDir: stateDir)
         var configuration = SyncConfiguration()
         if let poll = options.pollInterval { configuration.pollInterval = .milliseconds(Int(poll * 1000)) }
         if let interval = options.checkpointInterval, interval > 0 { configuration.checkpointInterval = interval }

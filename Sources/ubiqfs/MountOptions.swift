@@ -1,11 +1,12 @@
 import ArgumentParser
+import S3Store
 
 /// What `ubiqfs mount` takes. These names are a contract that scripts and tests rely on.
 struct MountOptions: ParsableArguments {
     @Argument(help: "The folder to mount the container on (it must exist).")
     var mountpoint: String
 
-    @Option(help: "The store: a local folder (created if missing). Default: ~/.local/share/ubiqfs/store")
+    @Option(help: "The store: a local folder (created if missing), or s3://BUCKET/PREFIX for an S3-compatible service (credentials, region and endpoint from AWS_* variables or ~/.aws). Default: ~/.local/share/ubiqfs/store")
     var store: String?
 
     @Option(help: "The container's name in the store.")
@@ -43,7 +44,11 @@ struct MountOptions: ParsableArguments {
     var checkpointInterval: UInt64?
 
     var resolvedMountpoint: String { Paths.absolute(mountpoint) }
-    var resolvedStore: String { Paths.absolute(store ?? Paths.defaultStore) }
+    /// An `s3://` address as given; a local folder made absolute.
+    var resolvedStore: String {
+        guard let store, S3Location.isS3(store) else { return Paths.absolute(store ?? Paths.defaultStore) }
+        return store
+    }
     var resolvedStateDir: String { Paths.absolute(stateDir ?? Paths.defaultStateDir(container: container)) }
     var resolvedDevice: String { device ?? Paths.hostName }
 }

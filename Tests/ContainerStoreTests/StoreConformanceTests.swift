@@ -2,19 +2,24 @@ import Foundation
 import Testing
 import ContainerStore
 import ItemModel
+import S3Store
+import SeaweedFSFixture
 
 /// The same contract for every store: a store that passes this can hold a container.
-/// (The S3 store joins this suite, against a real server, when it exists.)
+/// S3 runs against a real SeaweedFS server that the tests start on 127.0.0.1.
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
-    case localFolder, memory
+    case localFolder, memory, s3
     var testDescription: String { rawValue }
 
-    func make() throws -> any ContainerStore {
+    func make() async throws -> any ContainerStore {
         switch self {
         case .memory: return InMemoryStore()
         case .localFolder:
             let root = FileManager.default.temporaryDirectory.appendingPathComponent("ubiqfs-store-\(UUID().uuidString)").path
             return try LocalFolderStore(root: root, container: "c")
+        case .s3:
+            // A fresh prefix per test: tests share the server and the bucket.
+            return try await SeaweedServer.shared.store(prefix: "conformance-\(UUID().uuidString.prefix(8))", container: "c")
         }
     }
 }
@@ -22,7 +27,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
 @Suite struct StoreConformanceTests {
     @Test(arguments: StoreKind.allCases)
     func putGetAndRanges(kind: StoreKind) async throws {
-        let store = try kind.make()
+        let store = try await kind.make()
         try await store.put("blocks/abc", Array("hello world".utf8))
         #expect(try await store.get("blocks/abc") == Array("hello world".utf8))
         #expect(try await store.get("blocks/abc", range: 6..<11) == Array("world".utf8))
@@ -36,7 +41,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
 
     @Test(arguments: StoreKind.allCases)
     func putIfAbsentHasOneWinner(kind: StoreKind) async throws {
-        let store = try kind.make()
+        let store = try await kind.make()
         let winners = await withTaskGroup(of: Bool.self) { group in
             for writer in 0..<16 {
                 group.addTask { (try? await store.putIfAbsent("journal/00000000000000000001", Array("writer \(writer)".utf8))) ?? false }
@@ -54,7 +59,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
 
     @Test(arguments: StoreKind.allCases)
     func listIsOrderedAndPaged(kind: StoreKind) async throws {
-        let store = try kind.make()
+        let store = try await kind.make()
         for seq in [3, 1, 2, 10, 5] as [UInt64] {
             _ = try await store.putIfAbsent(ContainerLayout.journalKey(seq), [UInt8(seq)])
         }
@@ -70,7 +75,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
     }
 
     @Test func localFolderStoreRefusesKeysThatClimb() async throws {
-        let store = try StoreKind.localFolder.make()
+        let store = try await StoreKind.localFolder.make()
         for key in ["../escape", "journal/../../x", "/etc/passwd", "blocks/.hidden", ""] {
             await #expect(throws: StoreError.self) { try await store.put(key, [1]) }
         }

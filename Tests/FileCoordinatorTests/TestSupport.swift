@@ -15,7 +15,7 @@ struct NeverHappened: Error {}
 
 /// Polls `condition` until it holds; records a failure after `limit`.
 func eventually(
-    _ what: String, within limit: Duration = .seconds(5),
+    _ what: String, within limit: Duration = .seconds(30),
     sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: () -> Bool
 ) async throws {
@@ -78,7 +78,7 @@ struct SeededGenerator: RandomNumberGenerator {
 /// Awaits a Task's value for at most `limit`, so a lost wake-up fails the test with a
 /// message instead of hanging the whole run.
 func value<T: Sendable, Failure: Error>(
-    of task: Task<T, Failure>, within limit: Duration = .seconds(5),
+    of task: Task<T, Failure>, within limit: Duration = .seconds(30),
     sourceLocation: SourceLocation = #_sourceLocation
 ) async throws -> T {
     let once = Once<Result<T, any Error>?>()

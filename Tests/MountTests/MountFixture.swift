@@ -37,14 +37,17 @@ final class MountFixture {
 
     /// Mounts the container at `root/NAME` with state in `root/NAME.state`; returns the mountpoint.
     @discardableResult
-    func mount(_ name: String = "mnt", device: String? = nil, state: String? = nil, extra: [String] = []) throws -> String {
+    func mount(
+        _ name: String = "mnt", device: String? = nil, state: String? = nil, store: String? = nil,
+        environment: [String: String] = [:], extra: [String] = []
+    ) throws -> String {
         let mountpoint = root + "/" + name
         try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
         let stateDir = root + "/" + (state ?? name + ".state")
         let result = try Self.run([
-            Self.binary, "mount", mountpoint, "--store", store, "--state-dir", stateDir,
+            Self.binary, "mount", mountpoint, "--store", store ?? self.store, "--state-dir", stateDir,
             "--device", device ?? name, "--poll-interval", "0.5",
-        ] + extra, timeout: 60)
+        ] + extra, environment: environment, timeout: 60)
         guard result.status == 0 else {
             throw FixtureError("mount failed (\(result.status)): \(result.error)")
         }
@@ -75,7 +78,7 @@ final class MountFixture {
         var error: String
     }
 
-    static func run(_ arguments: [String], directory: String? = nil, timeout: TimeInterval) throws -> Result {
+    static func run(_ arguments: [String], directory: String? = nil, environment: [String: String] = [:], timeout: TimeInterval) throws -> Result {
         let process = Process()
         // Programs start with an empty signal mask, as from a terminal: the test runner's
         // threads block signals, and a child would inherit that (Ctrl-C could not reach it).
@@ -84,6 +87,9 @@ final class MountFixture {
             "-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execvp(sys.argv[1], sys.argv[1:])",
         ] + arguments
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory, isDirectory: true) }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out

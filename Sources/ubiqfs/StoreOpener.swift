@@ -1,0 +1,41 @@
+import ContainerStore
+import Foundation
+import S3Store
+
+/// Turns `--store` into a store: `s3://BUCKET/PREFIX` is an S3-compatible service
+/// (credentials, region and endpoint from the AWS environment and files), anything else
+/// a local folder. Before a mount relies on it, the store is verified (S3: conditional
+/// writes honoured); a state dir remembers that its store passed, so a device that is
+/// offline at mount can still start and work locally.
+enum StoreOpener {
+    static func open(_ address: String, container: String, delay: Double?) throws -> any ContainerStore {
+        var store: any ContainerStore
+        do {
+            if S3Location.isS3(address) {
+                let settings = try S3Settings.resolve(S3Location(parsing: address))
+                store = try S3Store(settings: settings, container: container)
+            } else {
+                store = try LocalFolderStore(root: address, container: container)
+            }
+        } catch {
+            throw CommandFailure("the store \(address) is unusable: \(error.message)")
+        }
+        if let delay, delay > 0 { store = DelayedStore(store, delay: .milliseconds(Int(delay * 1000))) }
+        return store
+    }
+
+    static func verify(_ store: any ContainerStore, stateDir: String) throws {
+        let marker = stateDir + "/store-verified"
+        let name = store.displayName
+        do {
+            try Blocking.wait { try await store.verify() }
+            try? Data(name.utf8).write(to: URL(fileURLWithPath: marker))
+        } catch let error as StoreError where error.code == .unreachable {
+            guard (try? String(contentsOfFile: marker, encoding: .utf8)) == name else {
+                throw CommandFailure("cannot reach \(name) to check it: \(error.message)")
+            }
+        } catch let error as StoreError {
+            throw CommandFailure("\(name): \(error.message)")
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+import ContainerStore
+import ItemModel
+import S3Store
+import SeaweedFSFixture
+
+/// What is particular to S3: signing, the AWS configuration rules, the service's errors
+/// made clear, and the conditional-write check; against a real SeaweedFS server.
+@Suite struct S3StoreTests {
+    /// The "GET Object" example of the AWS Signature V4 documentation.
+    @Test func signaturesMatchTheAWSExample() {
+        let signer = SigV4Signer(
+            credentials: S3Credentials(accessKeyID: "AKIAIOSFODNN7EXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+            region: "us-east-1"
+        )
+        let headers = signer.sign(
+            method: "GET", host: "examplebucket.s3.amazonaws.com", path: "/test.txt", query: [], headers: [("range", "bytes=0-9")],
+            payloadHash: SigV4Signer.emptyPayloadHash, date: Date(timeIntervalSince1970: 1_369_353_600)
+        )
+        let authorization = headers.first { $0.0 == "authorization" }?.1
+        #expect(authorization == "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,SignedHeaders=host;range;x-amz-content-sha256;x-amz-date,Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41")
+        #expect(SigV4Signer.encode("a b/c~d+é", slash: false) == "a%20b/c~d%2B%C3%A9")
+        #expect(SigV4Signer.encode("a/b", slash: true) == "a%2Fb")
+    }
+
+    @Test func settingsFollowTheAWSConventions() throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("ubiqfs-aws-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: home + "/.aws", withIntermediateDirectories: true)
+        try """
+            [default]
+            aws_access_key_id = FILEKEY
+            aws_secret_access_key = FILESECRET
+            [work]
+            aws_access_key_id = WORKKEY
+            aws_secret_access_key = WORKSECRET
+            aws_session_token = WORKTOKEN
+            """.write(toFile: home + "/.aws/credentials", atomically: true, encoding: .utf8)
+        try """
+            [default]
+            region = eu-west-1
+            [profile work]
+            region = eu-central-1
+            endpoint_url = http://127.0.0.1:8333
+            s3 =
+              addressing_style = path
+            """.write(toFile: home + "/.aws/config", atomically: true, encoding: .utf8)
+        let location = try S3Location(parsing: "s3://my-bucket/team/docs/")
+        #expect(location == S3Location(bucket: "my-bucket", prefix: "team/docs"))
+
+        let fromFiles = try S3Settings.resolve(location, environment: ["HOME": home])
+        #expect(fromFiles.credentials.accessKeyID == "FILEKEY")
+        #expect(fromFiles.region == "eu-west-1")
+        #expect(fromFiles.host == "my-bucket.s3.eu-west-1.amazonaws.com")
+        #expect(!fromFiles.pathStyle && fromFiles.scheme == "https")
+
+        let profile = try S3Settings.resolve(location, environment: ["HOME": home, "AWS_PROFILE": "work"])
+        #expect(profile.credentials.sessionToken == "WORKTOKEN")
+        #expect(profile.region == "eu-central-1")
+        #expect(profile.pathStyle && profile.host == "127.0.0.1" && profile.port == 8333 && profile.scheme == "http")
+
+        let environment = try S3Settings.resolve(location, environment: [
+            "HOME": home, "AWS_PROFILE": "work", "AWS_ACCESS_KEY_ID": "ENVKEY", "AWS_SECRET_ACCESS_KEY": "ENVSECRET",
+            "AWS_REGION": "us-west-2", "AWS_ENDPOINT_URL": "http://other:9000", "AWS_ENDPOINT_URL_S3": "https://s3.example.com",
+        ])
+        #expect(environment.credentials.accessKeyID == "ENVKEY" && environment.credentials.sessionToken == nil)
+        #expect(environment.region == "us-west-2")
+        #expect(environment.host == "s3.example.com" && environment.scheme == "https")
+        // The secret never shows in what is printed or logged.
+        #expect(!"\(environment.credentials) \(environment.endpointDescription)".contains("ENVSECRET"))
+
+        #expect(throws: StoreError.self) { try S3Settings.resolve(location, environment: ["HOME": home + "/nowhere"]) }
+        for bad in ["s3://", "s3://UPPER/x", "s3://ab", "s3://bucket/../x", "/local/path"] {
+            #expect(throws: StoreError.self) { try S3Location(parsing: bad) }
+        }
+    }
+
+    @Test func aConditionalWriteServiceIsVerified() async throws {
+        let store = try await SeaweedServer.shared.store(prefix: "verify", container: "c")
+        try await store.verify()
+        #expect(try await store.list(prefix: ".ubiqfs-probe/", startAfter: nil, limit: 10).isEmpty)
+    }
+
+    @Test func serviceErrorsAreClear() async throws {
+        let server = SeaweedServer.shared
+        _ = try await server.store(container: "c")
+        func store(_ environment: [String: String], bucket: String = "ubiqfs-tests") throws -> S3Store {
+            var merged = server.environment
+            merged.merge(environment) { $1 }
+            var retry = S3RetryPolicy()
+            retry.maxAttempts = 2
+            return try S3Store(settings: S3Settings.resolve(S3Location(bucket: bucket), environment: merged), container: "c", retry: retry)
+        }
+        func failure(_ store: S3Store) async -> StoreError? {
+            do {
+                _ = try await store.get("container.json")
+                return nil
+            } catch {
+                return error
+            }
+        }
+        let wrongSecret = await failure(try store(["AWS_SECRET_ACCESS_KEY": "wrong"]))
+        #expect(wrongSecret?.code == .accessDenied)
+        #expect(wrongSecret?.message.contains("secret key does not match") == true)
+        #expect(wrongSecret?.description.contains("wrong") == false)
+        let unknownKey = await failure(try store(["AWS_ACCESS_KEY_ID": "nobody"]))
+        #expect(unknownKey?.code == .accessDenied)
+        let noBucket = await failure(try store([:], bucket: "no-such-bucket-here"))
+        #expect(noBucket?.code == .configuration)
+        #expect(noBucket?.message.contains("does not exist") == true)
+        // Nothing listens there: unreachable, never "not found".
+        let nowhere = await failure(try store(["AWS_ENDPOINT_URL": "http://127.0.0.1:9"]))
+        #expect(nowhere?.code == .unreachable)
+    }
+
+    @Test func largeObjectsAndRangesRoundTrip() async throws {
+        let store = try await SeaweedServer.shared.store(prefix: "large", container: "c")
+        let bytes = (0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ ($0 >> 12)) }
+        try await store.put("blocks/big", bytes)
+        #expect(try await store.get("blocks/big") == bytes)
+        #expect(try await store.get("blocks/big", range: 5_000_000..<5_000_100) == Array(bytes[5_000_000..<5_000_100]))
+        #expect(try await store.get("blocks/big", range: Int64(bytes.count)..<Int64(bytes.count + 10)).isEmpty)
+        #expect(try await store.get("blocks/big", range: 10..<10).isEmpty)
+        // Keys with characters that need encoding.
+        try await store.put("blocks/a b+c", [1, 2])
+        #expect(try await store.get("blocks/a b+c") == [1, 2])
+        #expect(try await store.list(prefix: "blocks/", startAfter: nil, limit: 10) == ["blocks/a b+c", "blocks/big"])
+    }
+}
