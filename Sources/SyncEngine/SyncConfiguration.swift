@@ -2,6 +2,9 @@
 public struct SyncConfiguration: Sendable {
     /// How often the journal is checked for other devices' commits.
     public var pollInterval: Duration = .seconds(2)
+    /// Blocks of one file transferred at once (uploads and downloads): enough to hide a
+    /// remote store's latency, few enough to bound memory (each is up to 4 MiB).
+    public var parallelTransfers = 4
     /// The longest a single store request may take before it counts as unreachable.
     public var storeTimeout: Duration = .seconds(60)
     /// The longest wait between retries while the store keeps failing.

@@ -500,39 +500,71 @@ public actor SyncEngine {
         }
         defer { close(fd) }
         let blockSize = Int(info.blockSize)
-        var blocks: [BlockReference] = []
+        var blocks: [BlockReference?] = []
         var offset: Int64 = 0
+        var uploaded: Int64 = 0
         transfers.begin(ino, .upload, total: cache.status(fd: fd)?.size ?? 0)
         var failure: String? = "upload interrupted"
         defer { transfers.end(ino, error: failure) }
-        while true {
-            try Task.checkCancellation(or: SyncError(code: .cancelled, message: "upload cancelled"))
-            let leases: LeaseSet
-            do {
-                leases = try await coordinator.acquire([LeaseRequest(UInt64(ino), .shared)], owner: "sync: upload")
-            } catch {
-                throw SyncError(code: .cancelled, message: "cancelled while uploading", cause: error)
+        let limit = max(1, configuration.parallelTransfers)
+        let timeout = configuration.storeTimeout
+        let name = row.itemName.description
+        do {
+            // Blocks are read in order, each under a shared lease (a write is never split),
+            // and hashed and stored by up to `limit` tasks at once: a slow store's latency
+            // overlaps instead of adding up.
+            try await withThrowingTaskGroup(of: (Int, BlockReference).self) { group in
+                var inFlight = 0
+                while true {
+                    try Task.checkCancellation(or: SyncError(code: .cancelled, message: "upload cancelled"))
+                    let leases: LeaseSet
+                    do {
+                        leases = try await coordinator.acquire([LeaseRequest(UInt64(ino), .shared)], owner: "sync: upload")
+                    } catch {
+                        throw SyncError(code: .cancelled, message: "cancelled while uploading", cause: error)
+                    }
+                    let readAt = offset
+                    let bytes: [UInt8]
+                    do {
+                        bytes = try await OffloadedWork.run { () throws(SystemError) in try Syscall.readFully(fd: fd, count: blockSize, at: readAt) }
+                    } catch {
+                        leases.release()
+                        throw SyncError(code: .cache, message: "cannot read local content of \(name)", cause: error)
+                    }
+                    leases.release()
+                    if bytes.isEmpty { break }
+                    if inFlight == limit, let (index, block) = try await group.next() {
+                        blocks[index] = block
+                        uploaded += block.length
+                        transfers.progress(ino, done: uploaded)
+                        inFlight -= 1
+                    }
+                    let index = blocks.count
+                    blocks.append(nil)
+                    group.addTask { [store] in
+                        let hash = ContentHasher.sha256Hex(bytes)
+                        let key = ContainerLayout.blockKey(hash)
+                        do {
+                            try await StoreDeadline.run(timeout) { () throws(StoreError) in
+                                if try await !store.exists(key) { try await store.put(key, bytes) }
+                            }
+                        } catch {
+                            throw Self.wrap(error, "cannot upload \(name)")
+                        }
+                        return (index, BlockReference(hash: hash, length: Int64(bytes.count)))
+                    }
+                    inFlight += 1
+                    offset += Int64(bytes.count)
+                    if bytes.count < blockSize { break }
+                }
+                while let (index, block) = try await group.next() {
+                    blocks[index] = block
+                    uploaded += block.length
+                    transfers.progress(ino, done: uploaded)
+                }
             }
-            let readAt = offset
-            let bytes: [UInt8]
-            do {
-                bytes = try await OffloadedWork.run { () throws(SystemError) in try Syscall.readFully(fd: fd, count: blockSize, at: readAt) }
-            } catch {
-                leases.release()
-                throw SyncError(code: .cache, message: "cannot read local content of \(row.itemName)", cause: error)
-            }
-            leases.release()
-            if bytes.isEmpty { break }
-            let hash = ContentHasher.sha256Hex(bytes)
-            let key = ContainerLayout.blockKey(hash)
-            let present = try await storeCall("cannot check block") { [store] () throws(StoreError) in try await store.exists(key) }
-            if !present {
-                try await storeCall("cannot upload \(row.itemName)") { [store] () throws(StoreError) in try await store.put(key, bytes) }
-            }
-            blocks.append(BlockReference(hash: hash, length: Int64(bytes.count)))
-            offset += Int64(bytes.count)
-            transfers.progress(ino, done: offset)
-            if bytes.count < blockSize { break }
+        } catch {
+            throw Self.wrap(error, "cannot upload \(name)")
         }
         // What is committed as clean must survive a power loss here.
         do {
@@ -542,7 +574,7 @@ public actor SyncEngine {
         }
         failure = nil
         guard activity.writeGeneration(ino) == generation, let status = cache.status(fd: fd) else { return nil }
-        return ContentUpload(blocks: blocks, size: offset, mtime: status.mtime, writeGeneration: generation)
+        return ContentUpload(blocks: blocks.compactMap { $0 }, size: offset, mtime: status.mtime, writeGeneration: generation)
     }
 
     private func writeCheckpoint(_ seq: UInt64) async {
@@ -746,37 +778,63 @@ public actor SyncEngine {
             offsets.append(total)
             total += block.length
         }
-        var done = Set<Int>()
+        var started = Set<Int>()
         var cursor = 0
         var downloaded: Int64 = 0
-        while done.count < blocks.count {
-            try Task.checkCancellation(or: SyncError(code: .cancelled, message: "download cancelled"))
-            var index = cursor
-            if let wanted = streams[ino]?.wanted, !done.contains(wanted) {
-                index = wanted
-                streams[ino]?.wanted = nil
-            } else {
-                index = (cursor..<blocks.count).first { !done.contains($0) } ?? (0..<blocks.count).first { !done.contains($0) }!
+        let limit = max(1, configuration.parallelTransfers)
+        let timeout = configuration.storeTimeout
+        let name = row.itemName.description
+        let id = row.id
+        do {
+            // Up to `limit` blocks at once; a block a reader waits for is started next.
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                var inFlight = 0
+                while started.count < blocks.count || inFlight > 0 {
+                    try Task.checkCancellation(or: SyncError(code: .cancelled, message: "download cancelled"))
+                    if inFlight < limit && started.count < blocks.count {
+                        var index: Int
+                        if let wanted = streams[ino]?.wanted, !started.contains(wanted) {
+                            index = wanted
+                            streams[ino]?.wanted = nil
+                        } else {
+                            index = (cursor..<blocks.count).first { !started.contains($0) } ?? (0..<blocks.count).first { !started.contains($0) }!
+                        }
+                        cursor = index + 1
+                        started.insert(index)
+                        let block = blocks[index]
+                        let at = offsets[index]
+                        group.addTask { [store] in
+                            let bytes: [UInt8]
+                            do {
+                                bytes = try await StoreDeadline.run(timeout) { () throws(StoreError) in
+                                    try await store.get(ContainerLayout.blockKey(block.hash))
+                                }
+                            } catch {
+                                throw Self.wrap(error, "cannot download \(name)")
+                            }
+                            guard Int64(bytes.count) == block.length, ContentHasher.sha256Hex(bytes) == block.hash else {
+                                throw SyncError(code: .corrupt, message: "block \(block.hash) of \(name) (\(id)) does not match its hash; not served")
+                            }
+                            do {
+                                try await OffloadedWork.run { () throws(SystemError) in try Syscall.writeAll(fd: temporary.fd, bytes, at: at) }
+                            } catch {
+                                throw SyncError(code: .cache, message: "cannot write \(name) to the cache", cause: error)
+                            }
+                            return index
+                        }
+                        inFlight += 1
+                        continue
+                    }
+                    guard let index = try await group.next() else { break }
+                    inFlight -= 1
+                    downloaded += blocks[index].length
+                    transfers.markPresent(generation, index)
+                    transfers.progress(ino, done: downloaded)
+                    wakeReaders(ino, generation)
+                }
             }
-            cursor = index + 1
-            let block = blocks[index]
-            let bytes = try await storeCall("cannot download \(row.itemName)") { [store] () throws(StoreError) in
-                try await store.get(ContainerLayout.blockKey(block.hash))
-            }
-            guard Int64(bytes.count) == block.length, ContentHasher.sha256Hex(bytes) == block.hash else {
-                throw SyncError(code: .corrupt, message: "block \(block.hash) of \(row.itemName) (\(row.id)) does not match its hash; not served")
-            }
-            let at = offsets[index]
-            do {
-                try await OffloadedWork.run { () throws(SystemError) in try Syscall.writeAll(fd: temporary.fd, bytes, at: at) }
-            } catch {
-                throw SyncError(code: .cache, message: "cannot write \(row.itemName) to the cache", cause: error)
-            }
-            done.insert(index)
-            downloaded += block.length
-            transfers.markPresent(generation, index)
-            transfers.progress(ino, done: downloaded)
-            wakeReaders(ino, generation)
+        } catch {
+            throw Self.wrap(error, "cannot download \(name)")
         }
         let leases: LeaseSet
         do {
