@@ -76,13 +76,13 @@ import SeaweedFSFixture
     }
 
     @Test func aConditionalWriteServiceIsVerified() async throws {
-        let store = try await SeaweedServer.shared.store(prefix: "verify", container: "c")
+        let store = try await SeaweedServer.shared().store(prefix: "verify", container: "c")
         try await store.verify()
         #expect(try await store.list(prefix: ".ubiqfs-probe/", startAfter: nil, limit: 10).isEmpty)
     }
 
     @Test func serviceErrorsAreClear() async throws {
-        let server = SeaweedServer.shared
+        let server = try await SeaweedServer.shared()
         _ = try await server.store(container: "c")
         func store(_ environment: [String: String], bucket: String = "ubiqfs-tests") throws -> S3Store {
             var merged = server.environment
@@ -114,7 +114,7 @@ import SeaweedFSFixture
     }
 
     @Test func largeObjectsAndRangesRoundTrip() async throws {
-        let store = try await SeaweedServer.shared.store(prefix: "large", container: "c")
+        let store = try await SeaweedServer.shared().store(prefix: "large", container: "c")
         let bytes = (0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ ($0 >> 12)) }
         try await store.put("blocks/big", bytes)
         #expect(try await store.get("blocks/big") == bytes)

@@ -19,7 +19,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
             return try LocalFolderStore(root: root, container: "c")
         case .s3:
             // A fresh prefix per test: tests share the server and the bucket.
-            return try await SeaweedServer.shared.store(prefix: "conformance-\(UUID().uuidString.prefix(8))", container: "c")
+            return try await SeaweedServer.shared().store(prefix: "conformance-\(UUID().uuidString.prefix(8))", container: "c")
         }
     }
 }

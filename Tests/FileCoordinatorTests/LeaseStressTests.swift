@@ -131,7 +131,9 @@ import Testing
 
         // Watchdog: a deadlock shows up as workers that never finish.
         let workers = Self.threads + Self.tasks
-        let deadline = ContinuousClock.now + .seconds(15)
+        // Generous: a deadlock never resolves, while a busy two-core machine running the other
+        // suites beside this one can keep the Tasks from running for many seconds.
+        let deadline = ContinuousClock.now + .seconds(90)
         while counts.finished.load(ordering: .acquiring) < workers, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }

@@ -1,4 +1,5 @@
 import Foundation
+import SeaweedFSFixture
 import Testing
 
 /// A real mount of a real `ubiqfs` daemon in a temporary folder, driven by real programs.
@@ -17,10 +18,10 @@ final class MountFixture {
 
     deinit {
         for mountpoint in mounted {
-            _ = try? Self.run([Self.binary, "unmount", mountpoint], timeout: 60)
-            _ = try? Self.run(["fusermount3", "-uz", mountpoint], timeout: 10)
+            _ = try? Self.runBlocking([Self.binary, "unmount", mountpoint], timeout: 60)
+            _ = try? Self.runBlocking(["fusermount3", "-uz", mountpoint], timeout: 10)
         }
-        _ = try? Self.run(["pkill", "-9", "-f", "--", "--state-dir " + root], timeout: 10)
+        _ = try? Self.runBlocking(["pkill", "-9", "-f", "--", "--state-dir " + root], timeout: 10)
         try? FileManager.default.removeItem(atPath: root)
     }
 
@@ -40,11 +41,11 @@ final class MountFixture {
     func mount(
         _ name: String = "mnt", device: String? = nil, state: String? = nil, store: String? = nil,
         environment: [String: String] = [:], extra: [String] = []
-    ) throws -> String {
+    ) async throws -> String {
         let mountpoint = root + "/" + name
         try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
         let stateDir = root + "/" + (state ?? name + ".state")
-        let result = try Self.run([
+        let result = try await Self.run([
             Self.binary, "mount", mountpoint, "--store", store ?? self.store, "--state-dir", stateDir,
             "--device", device ?? name, "--poll-interval", "0.5",
         ] + extra, environment: environment, timeout: 60)
@@ -55,16 +56,16 @@ final class MountFixture {
         return mountpoint
     }
 
-    func unmount(_ mountpoint: String) throws {
-        let result = try Self.run([Self.binary, "unmount", mountpoint], timeout: 120)
+    func unmount(_ mountpoint: String) async throws {
+        let result = try await Self.run([Self.binary, "unmount", mountpoint], timeout: 120)
         mounted.removeAll { $0 == mountpoint }
         guard result.status == 0 else { throw FixtureError("unmount failed: \(result.error)") }
     }
 
     /// Runs a bash script in `directory`; fails the test with its output if it fails.
     @discardableResult
-    func sh(_ script: String, in directory: String? = nil, timeout: TimeInterval = 300, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
-        let result = try Self.run(["bash", "-euo", "pipefail", "-c", script], directory: directory ?? root, timeout: timeout)
+    func sh(_ script: String, in directory: String? = nil, timeout: TimeInterval = 300, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+        let result = try await Self.run(["bash", "-euo", "pipefail", "-c", script], directory: directory ?? root, timeout: timeout)
         if result.status != 0 {
             Issue.record("script failed (\(result.status)):\n\(script)\n--- stdout\n\(result.output)\n--- stderr\n\(result.error)", sourceLocation: sourceLocation)
             throw FixtureError("script failed")
@@ -78,7 +79,12 @@ final class MountFixture {
         var error: String
     }
 
-    static func run(_ arguments: [String], directory: String? = nil, environment: [String: String] = [:], timeout: TimeInterval) throws -> Result {
+    /// Runs a program to its end, waiting on a thread of its own (never the cooperative pool).
+    static func run(_ arguments: [String], directory: String? = nil, environment: [String: String] = [:], timeout: TimeInterval) async throws -> Result {
+        try await offThread { try runBlocking(arguments, directory: directory, environment: environment, timeout: timeout) }
+    }
+
+    static func runBlocking(_ arguments: [String], directory: String? = nil, environment: [String: String] = [:], timeout: TimeInterval) throws -> Result {
         let process = Process()
         // Programs start with an empty signal mask, as from a terminal: the test runner's
         // threads block signals, and a child would inherit that (Ctrl-C could not reach it).

@@ -4,10 +4,10 @@ import Testing
 /// Real programs on a real mount. Serialized: each test mounts its own container, and
 /// two cores are better spent on one at a time.
 @Suite(.serialized) struct MountTests {
-    @Test func largeFileCopyAndCompare() throws {
+    @Test func largeFileCopyAndCompare() async throws {
         let fixture = try MountFixture()
-        let mnt = try fixture.mount()
-        try fixture.sh("""
+        let mnt = try await fixture.mount()
+        try await fixture.sh("""
             head -c 67108864 /dev/urandom > big.bin
             cp big.bin \(mnt)/big.bin
             cmp big.bin \(mnt)/big.bin
@@ -15,10 +15,10 @@ import Testing
             """)
     }
 
-    @Test func tarOfAHeaderTreeInAndOut() throws {
+    @Test func tarOfAHeaderTreeInAndOut() async throws {
         let fixture = try MountFixture()
-        let mnt = try fixture.mount()
-        try fixture.sh("""
+        let mnt = try await fixture.mount()
+        try await fixture.sh("""
             tar -C /usr/include -cf headers.tar linux
             mkdir \(mnt)/src && tar -C \(mnt)/src -xf headers.tar
             diff -r /usr/include/linux \(mnt)/src/linux
@@ -27,10 +27,10 @@ import Testing
             """)
     }
 
-    @Test func gitWorks() throws {
+    @Test func gitWorks() async throws {
         let fixture = try MountFixture()
-        let mnt = try fixture.mount()
-        let status = try fixture.sh("""
+        let mnt = try await fixture.mount()
+        let status = try await fixture.sh("""
             export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t
             git init -q repo && cd repo
             for i in $(seq 1 50); do echo "line $i" > file$i.txt; done
@@ -47,10 +47,10 @@ import Testing
         #expect(status.contains("\n2\n"))
     }
 
-    @Test func sqliteWithThousandsOfRows() throws {
+    @Test func sqliteWithThousandsOfRows() async throws {
         let fixture = try MountFixture()
-        let mnt = try fixture.mount()
-        let count = try fixture.sh("""
+        let mnt = try await fixture.mount()
+        let count = try await fixture.sh("""
             sqlite3 app.db "create table t(id integer primary key, v text);"
             sqlite3 app.db "with recursive c(x) as (select 1 union all select x+1 from c where x < 20000) insert into t(v) select 'row ' || x from c;"
             sqlite3 app.db "update t set v = v || '!' where id % 3 = 0; delete from t where id % 10 = 0;"
@@ -59,10 +59,10 @@ import Testing
         #expect(count == "ok\n18000\n")
     }
 
-    @Test func scriptsMetadataAndXattrs() throws {
+    @Test func scriptsMetadataAndXattrs() async throws {
         let fixture = try MountFixture()
-        let mnt = try fixture.mount()
-        try fixture.sh("""
+        let mnt = try await fixture.mount()
+        try await fixture.sh("""
             printf '#!/bin/sh\\necho ran "$1"\\n' > run.sh
             chmod +x run.sh
             test "$(./run.sh ok)" = "ran ok"
@@ -90,10 +90,10 @@ import Testing
             """, in: mnt)
     }
 
-    @Test func errorsForWhatCannotBeStored() throws {
+    @Test func errorsForWhatCannotBeStored() async throws {
         let fixture = try MountFixture()
-        let mnt = try fixture.mount()
-        let out = try fixture.sh("""
+        let mnt = try await fixture.mount()
+        let out = try await fixture.sh("""
             echo x > f
             ln f hard 2>&1 || true
             mkfifo fifo 2>&1 || true
@@ -104,10 +104,10 @@ import Testing
         #expect(!out.contains("fifo\n"))
     }
 
-    @Test func atomicSavesRenamesAndOpenUnlinkedFiles() throws {
+    @Test func atomicSavesRenamesAndOpenUnlinkedFiles() async throws {
         let fixture = try MountFixture()
-        let mnt = try fixture.mount()
-        try fixture.sh("""
+        let mnt = try await fixture.mount()
+        try await fixture.sh("""
             echo original > doc.txt
             id=$(getfattr --only-values -n user.ubiqfs.id doc.txt)
             echo saved > .doc.txt.tmp && mv .doc.txt.tmp doc.txt
@@ -137,10 +137,10 @@ import Testing
             """, in: mnt)
     }
 
-    @Test func locksBetweenLocalProcesses() throws {
+    @Test func locksBetweenLocalProcesses() async throws {
         let fixture = try MountFixture()
-        let mnt = try fixture.mount()
-        try fixture.sh("""
+        let mnt = try await fixture.mount()
+        try await fixture.sh("""
             touch lockfile
             flock lockfile sleep 2 &
             sleep 0.5
@@ -157,35 +157,35 @@ import Testing
             """, in: mnt)
     }
 
-    @Test func remountKeepsContentAndInodes() throws {
+    @Test func remountKeepsContentAndInodes() async throws {
         let fixture = try MountFixture()
-        let mnt = try fixture.mount()
-        try fixture.sh("""
+        let mnt = try await fixture.mount()
+        try await fixture.sh("""
             mkdir -p \(mnt)/a/b && head -c 3000000 /dev/urandom > r.bin && cp r.bin \(mnt)/a/b/r.bin
             echo hi > \(mnt)/a/hi.txt
             (cd \(mnt) && find . -printf '%p %i %s %m\\n' | sort) > before.txt
             """)
-        try fixture.unmount(mnt)
-        try fixture.mount()
-        try fixture.sh("""
+        try await fixture.unmount(mnt)
+        try await fixture.mount()
+        try await fixture.sh("""
             (cd \(mnt) && find . -printf '%p %i %s %m\\n' | sort) > after.txt
             diff before.txt after.txt
             cmp r.bin \(mnt)/a/b/r.bin
             """)
     }
 
-    @Test func aFreshDeviceSeesPlaceholdersThenIdenticalContent() throws {
+    @Test func aFreshDeviceSeesPlaceholdersThenIdenticalContent() async throws {
         let fixture = try MountFixture()
-        let a = try fixture.mount("a")
-        try fixture.sh("""
+        let a = try await fixture.mount("a")
+        try await fixture.sh("""
             mkdir -p \(a)/photos && head -c 5000000 /dev/urandom > p.jpg && cp p.jpg \(a)/photos/p.jpg
             echo notes > \(a)/notes.txt && chmod 640 \(a)/notes.txt && touch -d '2020-01-01' \(a)/notes.txt
             setfattr -n user.color -v blue \(a)/notes.txt
             ubiqfs_bin=\(MountFixture.binary)
             $ubiqfs_bin sync \(a) --wait
             """)
-        let b = try fixture.mount("b")
-        try fixture.sh("""
+        let b = try await fixture.mount("b")
+        try await fixture.sh("""
             test "$(stat -c '%s %b %a %Y' \(b)/photos/p.jpg)" = "5000000 0 644 $(stat -c %Y \(a)/photos/p.jpg)"
             test "$(stat -c '%s %b %a %Y' \(b)/notes.txt)" = "6 0 640 $(stat -c %Y \(a)/notes.txt)"
             test "$(getfattr --only-values -n user.ubiqfs.state \(b)/photos/p.jpg)" = placeholder
@@ -206,16 +206,16 @@ import Testing
             test "$(stat -c %b \(b)/pictures/p.jpg)" -gt 0
             cmp p.jpg \(b)/pictures/p.jpg
             """)
-        let status = try fixture.sh("\(MountFixture.binary) status \(b)")
+        let status = try await fixture.sh("\(MountFixture.binary) status \(b)")
         #expect(status.contains("online"))
         #expect(status.contains("pending uploads: 0"))
     }
 
-    @Test func killedDaemonLosesNothingFsynced() throws {
+    @Test func killedDaemonLosesNothingFsynced() async throws {
         let fixture = try MountFixture()
-        let a = try fixture.mount("a")
+        let a = try await fixture.mount("a")
         let bin = MountFixture.binary
-        try fixture.sh("""
+        try await fixture.sh("""
             \(bin) pause \(a)
             head -c 2000000 /dev/urandom > keep.bin
             python3 -c '
@@ -232,24 +232,24 @@ import Testing
             ! ls \(a) 2> err && grep -q "Transport endpoint is not connected" err
             fusermount3 -uz \(a)
             """)
-        try fixture.sh("rmdir \(a) && mkdir \(a)")
-        _ = try? fixture.unmount(a)
-        try fixture.mount("a")
-        try fixture.sh("""
+        try await fixture.sh("rmdir \(a) && mkdir \(a)")
+        _ = try? await fixture.unmount(a)
+        try await fixture.mount("a")
+        try await fixture.sh("""
             cmp keep.bin \(a)/keep.bin
             test -d \(a)/folder
             \(bin) sync \(a) --wait
             \(bin) status \(a) | grep -q 'pending uploads: 0'
             """)
-        let b = try fixture.mount("b")
-        try fixture.sh("cmp keep.bin \(b)/keep.bin && test -d \(b)/folder")
+        let b = try await fixture.mount("b")
+        try await fixture.sh("cmp keep.bin \(b)/keep.bin && test -d \(b)/folder")
     }
 
-    @Test func aReaderWaitingForADownloadCanBeInterrupted() throws {
+    @Test func aReaderWaitingForADownloadCanBeInterrupted() async throws {
         let fixture = try MountFixture()
-        let a = try fixture.mount("a")
+        let a = try await fixture.mount("a")
         let bin = MountFixture.binary
-        try fixture.sh("""
+        try await fixture.sh("""
             echo "slow content" > \(a)/slow.txt
             \(bin) sync \(a) --wait
             \(bin) unmount \(a)
@@ -257,9 +257,9 @@ import Testing
         // A store that never answers: the block becomes a fifo with no writer.
         let blocks = fixture.store + "/default/blocks"
         let block = try #require(try FileManager.default.contentsOfDirectory(atPath: blocks).first)
-        try fixture.sh("rm \(blocks)/\(block) && mkfifo \(blocks)/\(block)")
-        let b = try fixture.mount("b")
-        try fixture.sh("""
+        try await fixture.sh("rm \(blocks)/\(block) && mkfifo \(blocks)/\(block)")
+        let b = try await fixture.mount("b")
+        try await fixture.sh("""
             start=$(date +%s%N)
             timeout -s INT 2 cat \(b)/slow.txt 2> err && exit 1
             elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
@@ -278,18 +278,18 @@ import Testing
             """)
     }
 
-    @Test func pinAndEvictThroughXattrs() throws {
+    @Test func pinAndEvictThroughXattrs() async throws {
         let fixture = try MountFixture()
-        let a = try fixture.mount("a")
+        let a = try await fixture.mount("a")
         let bin = MountFixture.binary
-        try fixture.sh("""
+        try await fixture.sh("""
             mkdir \(a)/folder
             head -c 1500000 /dev/urandom > x.bin && cp x.bin \(a)/folder/x.bin
             echo top > \(a)/top.txt
             \(bin) sync \(a) --wait
             """)
-        let b = try fixture.mount("b")
-        try fixture.sh("""
+        let b = try await fixture.mount("b")
+        try await fixture.sh("""
             state() { getfattr --only-values -n user.ubiqfs.state "$1"; }
             wait_for() { for i in $(seq 1 150); do if eval "$1"; then return 0; fi; sleep 0.1; done; echo "timed out: $1" >&2; return 1; }
             test "$(state \(b)/folder/x.bin)" = placeholder
@@ -348,16 +348,16 @@ import Testing
             """)
     }
 
-    @Test func theCacheBudgetHoldsAndKeepsPinnedFiles() throws {
+    @Test func theCacheBudgetHoldsAndKeepsPinnedFiles() async throws {
         let fixture = try MountFixture()
-        let a = try fixture.mount("a")
+        let a = try await fixture.mount("a")
         let bin = MountFixture.binary
-        try fixture.sh("""
+        try await fixture.sh("""
             for i in 1 2 3 4 5 6; do head -c 1048576 /dev/urandom > f$i.bin; cp f$i.bin \(a)/f$i.bin; done
             \(bin) sync \(a) --wait
             """)
-        let b = try fixture.mount("b", extra: ["--cache-size", "3M"])
-        try fixture.sh("""
+        let b = try await fixture.mount("b", extra: ["--cache-size", "3M"])
+        try await fixture.sh("""
             cache() { \(bin) status \(b) --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["cacheBytes"])'; }
             wait_for() { for i in $(seq 1 100); do if eval "$1"; then return 0; fi; sleep 0.1; done; echo "timed out: $1 ($(cache))" >&2; return 1; }
             \(bin) pin \(b)/f1.bin
@@ -372,18 +372,18 @@ import Testing
             """)
     }
 
-    @Test func aPlaceholderIsReadWhileItDownloads() throws {
+    @Test func aPlaceholderIsReadWhileItDownloads() async throws {
         let fixture = try MountFixture()
-        let a = try fixture.mount("a")
+        let a = try await fixture.mount("a")
         let bin = MountFixture.binary
-        try fixture.sh("""
+        try await fixture.sh("""
             head -c 67108864 /dev/urandom > big.bin && cp big.bin \(a)/big.bin
             \(bin) sync \(a) --wait
             dd if=big.bin of=expected.out bs=1M skip=40 count=1 status=none
             """)
         // 16 blocks of 4 MiB at 0.3 s each: the whole file takes about 5 s.
-        let b = try fixture.mount("b", extra: ["--store-delay", "0.3"])
-        try fixture.sh("""
+        let b = try await fixture.mount("b", extra: ["--store-delay", "0.3"])
+        try await fixture.sh("""
             start=$(date +%s%N)
             dd if=\(b)/big.bin of=middle.out bs=1M skip=40 count=1 status=none
             elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
@@ -397,26 +397,26 @@ import Testing
             """)
     }
 
-    @Test func mountRefusesClearly() throws {
+    @Test func mountRefusesClearly() async throws {
         let fixture = try MountFixture()
-        let mnt = try fixture.mount()
-        let twice = try MountFixture.run([MountFixture.binary, "mount", mnt, "--store", fixture.store, "--state-dir", fixture.root + "/other"], timeout: 30)
+        let mnt = try await fixture.mount()
+        let twice = try await MountFixture.run([MountFixture.binary, "mount", mnt, "--store", fixture.store, "--state-dir", fixture.root + "/other"], timeout: 30)
         #expect(twice.status != 0)
         #expect(twice.error.contains("already mounted"))
         try FileManager.default.createDirectory(atPath: fixture.root + "/second", withIntermediateDirectories: true)
-        let sameState = try MountFixture.run([MountFixture.binary, "mount", fixture.root + "/second", "--store", fixture.store, "--state-dir", fixture.root + "/mnt.state"], timeout: 30)
+        let sameState = try await MountFixture.run([MountFixture.binary, "mount", fixture.root + "/second", "--store", fixture.store, "--state-dir", fixture.root + "/mnt.state"], timeout: 30)
         #expect(sameState.status != 0)
         #expect(sameState.error.contains("another ubiqfs daemon"))
-        let missing = try MountFixture.run([MountFixture.binary, "mount", fixture.root + "/nope", "--store", fixture.store], timeout: 30)
+        let missing = try await MountFixture.run([MountFixture.binary, "mount", fixture.root + "/nope", "--store", fixture.store], timeout: 30)
         #expect(missing.status != 0)
         #expect(missing.error.contains("does not exist"))
     }
 
-    @Test func pauseQueuesAndResumePushes() throws {
+    @Test func pauseQueuesAndResumePushes() async throws {
         let fixture = try MountFixture()
-        let a = try fixture.mount("a")
+        let a = try await fixture.mount("a")
         let bin = MountFixture.binary
-        try fixture.sh("""
+        try await fixture.sh("""
             \(bin) pause \(a)
             \(bin) status \(a) | grep -q paused
             echo queued > \(a)/queued.txt

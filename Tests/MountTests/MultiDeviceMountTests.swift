@@ -9,13 +9,13 @@ import Testing
         waitfor() { for _ in $(seq 1 150); do if eval "$1"; then return 0; fi; sleep 0.1; done; echo "timed out waiting for: $1" >&2; return 1; }
         """
 
-    @Test func threeMountsSeeEachOthersChangesLive() throws {
+    @Test func threeMountsSeeEachOthersChangesLive() async throws {
         let fixture = try MountFixture()
-        let a = try fixture.mount("a")
-        let b = try fixture.mount("b")
-        let c = try fixture.mount("c")
+        let a = try await fixture.mount("a")
+        let b = try await fixture.mount("b")
+        let c = try await fixture.mount("c")
         let bin = MountFixture.binary
-        try fixture.sh("""
+        try await fixture.sh("""
             \(Self.helpers)
             \(bin) watch \(c) > watch.log 2>&1 &
             watcher=$!
@@ -51,12 +51,12 @@ import Testing
             """)
     }
 
-    @Test func offlineEditsOnBothSidesConvergeWithBothVersionsKept() throws {
+    @Test func offlineEditsOnBothSidesConvergeWithBothVersionsKept() async throws {
         let fixture = try MountFixture()
-        let a = try fixture.mount("a", device: "laptop")
-        let b = try fixture.mount("b", device: "desktop")
+        let a = try await fixture.mount("a", device: "laptop")
+        let b = try await fixture.mount("b", device: "desktop")
         let bin = MountFixture.binary
-        try fixture.sh("""
+        try await fixture.sh("""
             \(Self.helpers)
             echo "base" > \(a)/report.txt
             \(bin) sync --wait \(a)
@@ -81,13 +81,13 @@ import Testing
             """)
     }
 
-    @Test func aReaderNeverSeesAMixOfTwoVersions() throws {
+    @Test func aReaderNeverSeesAMixOfTwoVersions() async throws {
         let fixture = try MountFixture()
-        let a = try fixture.mount("a")
-        let b = try fixture.mount("b")
+        let a = try await fixture.mount("a")
+        let b = try await fixture.mount("b")
         let bin = MountFixture.binary
         // Two 4 MiB blocks per version: a torn read would mix letters within one read pass.
-        try fixture.sh("""
+        try await fixture.sh("""
             \(Self.helpers)
             python3 -c "open('\(a)/doc.bin','wb').write(b'a' * (8 << 20))"
             \(bin) sync --wait \(a)
@@ -129,27 +129,27 @@ import Testing
 
     /// tar fails with "file changed as we read it" when a file's ctime moves while it reads:
     /// downloads and uploads finishing underneath must not touch it.
-    @Test func tarReadsPlaceholdersWhileTheyDownload() throws {
+    @Test func tarReadsPlaceholdersWhileTheyDownload() async throws {
         let fixture = try MountFixture()
-        let a = try fixture.mount("a")
-        try fixture.sh("""
+        let a = try await fixture.mount("a")
+        try await fixture.sh("""
             tar -C /usr/include -cf - linux | tar -C \(a) -xf -
             \(MountFixture.binary) sync --wait \(a)
             """)
-        let b = try fixture.mount("b")
-        try fixture.sh("""
+        let b = try await fixture.mount("b")
+        try await fixture.sh("""
             test "$(getfattr --only-values -n user.ubiqfs.state \(b)/linux/types.h)" = placeholder
             tar -C \(b) -cf b.tar linux
             mkdir out && tar -C out -xf b.tar && diff -r /usr/include/linux out/linux
             """)
     }
 
-    @Test func versionsAndRestoreFromTheCommandLine() throws {
+    @Test func versionsAndRestoreFromTheCommandLine() async throws {
         let fixture = try MountFixture()
-        let a = try fixture.mount("a")
-        let b = try fixture.mount("b")
+        let a = try await fixture.mount("a")
+        let b = try await fixture.mount("b")
         let bin = MountFixture.binary
-        try fixture.sh("""
+        try await fixture.sh("""
             \(Self.helpers)
             echo "first" > \(a)/essay.txt && \(bin) sync --wait \(a)
             # A safe save, as editors do: the history continues.
@@ -168,12 +168,12 @@ import Testing
             """)
     }
 
-    @Test func anUnreachableStoreIsNeverMistakenForDeletions() throws {
+    @Test func anUnreachableStoreIsNeverMistakenForDeletions() async throws {
         let fixture = try MountFixture()
-        let a = try fixture.mount("a")
-        let b = try fixture.mount("b")
+        let a = try await fixture.mount("a")
+        let b = try await fixture.mount("b")
         let bin = MountFixture.binary
-        try fixture.sh("""
+        try await fixture.sh("""
             \(Self.helpers)
             echo "in the cloud" > \(a)/remote.txt && \(bin) sync --wait \(a)
             waitfor '[ -e \(b)/remote.txt ]'

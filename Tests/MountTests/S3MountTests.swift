@@ -6,14 +6,14 @@ import Testing
 /// as a user would: AWS_* variables and `--store s3://BUCKET/PREFIX`.
 @Suite struct S3MountTests {
     @Test func twoMountsShareAContainerInABucket() async throws {
-        let server = SeaweedServer.shared
+        let server = try await SeaweedServer.shared()
         _ = try await server.store(container: "probe")
         let fixture = try MountFixture()
         let address = "s3://ubiqfs-tests/mounts-\(UUID().uuidString.prefix(8))"
-        let a = try fixture.mount("a", store: address, environment: server.environment)
-        let b = try fixture.mount("b", store: address, environment: server.environment)
+        let a = try await fixture.mount("a", store: address, environment: server.environment)
+        let b = try await fixture.mount("b", store: address, environment: server.environment)
         let bin = MountFixture.binary
-        try fixture.sh("""
+        try await fixture.sh("""
             waitfor() { for _ in $(seq 1 150); do if eval "$1"; then return 0; fi; sleep 0.1; done; echo "timed out: $1" >&2; return 1; }
             head -c 9000000 /dev/urandom > big.bin
             mkdir \(a)/docs && cp big.bin \(a)/docs/ && echo "over S3" > \(a)/docs/note.txt
@@ -32,13 +32,13 @@ import Testing
     }
 
     @Test func aServiceIgnoringTheCredentialsIsRefusedClearly() async throws {
-        let server = SeaweedServer.shared
+        let server = try await SeaweedServer.shared()
         _ = try await server.store(container: "probe")
         let fixture = try MountFixture()
         var environment = server.environment
         environment["AWS_SECRET_ACCESS_KEY"] = "not-the-secret"
         do {
-            try fixture.mount("a", store: "s3://ubiqfs-tests/denied", environment: environment)
+            try await fixture.mount("a", store: "s3://ubiqfs-tests/denied", environment: environment)
             Issue.record("mounted with a wrong secret key")
         } catch {
             #expect("\(error)".contains("secret key does not match"))

@@ -16,11 +16,16 @@ public final class SeaweedServer: @unchecked Sendable {
     private var process: Process?
     private let lock = NSLock()
 
-    /// One server shared by every test of this process that needs no outage.
-    public static let shared: SeaweedServer = {
+    /// One server shared by every test of this process that needs no outage, started on
+    /// first use (off the cooperative pool).
+    public static func shared() async throws -> SeaweedServer {
+        try await offThread { try sharedServer.get() }
+    }
+
+    private static let sharedServer: Result<SeaweedServer, any Error> = {
         let server = SeaweedServer()
-        do { try server.start() } catch { fatalError("cannot start SeaweedFS: \(error)") }
-        return server
+        do { try server.startBlocking() } catch { return .failure(error) }
+        return .success(server)
     }()
 
     public init() {
@@ -47,7 +52,11 @@ public final class SeaweedServer: @unchecked Sendable {
     }
 
     /// Starts (or starts again, on the same data) and returns once S3 answers.
-    public func start() throws {
+    public func start() async throws {
+        try await offThread { try self.startBlocking() }
+    }
+
+    private func startBlocking() throws {
         lock.lock()
         defer { lock.unlock() }
         guard process == nil else { return }

@@ -12,7 +12,7 @@ import Testing
 /// when they race.
 @Suite(.serialized) struct S3SyncTests {
     @Test func devicesConvergeOverS3AndAFreshDeviceJoins() async throws {
-        let server = SeaweedServer.shared
+        let server = try await SeaweedServer.shared()
         let prefix = "sync-\(UUID().uuidString.prefix(8))"
         let a = try await TestDevice(store: server.store(prefix: prefix, container: "team"), name: "a")
         let b = try await TestDevice(store: server.store(prefix: prefix, container: "team"), name: "b")
@@ -42,7 +42,7 @@ import Testing
 
     @Test func theServiceGoingAwayLosesNothing() async throws {
         let server = SeaweedServer()
-        try server.start()
+        try await server.start()
         defer { server.stop() }
         var configuration = SyncConfiguration()
         configuration.storeTimeout = .seconds(20)
@@ -60,7 +60,7 @@ import Testing
         await #expect(throws: SyncError.self) { try await b.sync() }
         #expect(b.inode("before.txt") != nil)
         #expect(try await a.read("during.txt") == "written while the service was down")
-        try server.start()
+        try await server.start()
         try await a.sync()
         try await b.sync()
         #expect(try await b.tree() == ["during.txt": "written while the service was down"])
@@ -70,7 +70,7 @@ import Testing
     }
 
     @Test func racingCommitsNeverLoseARecord() async throws {
-        let server = SeaweedServer.shared
+        let server = try await SeaweedServer.shared()
         let prefix = "race-\(UUID().uuidString.prefix(8))"
         var devices: [TestDevice] = []
         for name in ["r1", "r2", "r3", "r4"] {

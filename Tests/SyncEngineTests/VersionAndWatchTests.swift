@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import ItemModel
 import MetadataStore
+import SeaweedFSFixture
 import Synchronization
 import SyncEngine
 import Testing
@@ -158,19 +159,24 @@ import Testing
     @Test func aNewDeviceJoinsA100kItemContainerFromItsCheckpoint() async throws {
         let store = InMemoryStore()
         // The checkpoint a long-lived container would have: 100 folders of 1000 files.
-        var items: [ItemSnapshot] = []
-        for folder in 0..<100 {
-            let folderID = ItemID.random()
-            items.append(ItemSnapshot(id: folderID, parent: .root, name: ByteString("folder \(folder)"), kind: .directory, mode: 0o755, mtime: 1, size: 0))
-            for file in 0..<1000 {
-                items.append(ItemSnapshot(
-                    id: .random(), parent: folderID, name: ByteString("file \(file).txt"), kind: .file, mode: 0o644,
-                    mtime: 1_700_000_000_000_000_000, size: 0, blocks: []
-                ))
-            }
-        }
         let seq: UInt64 = 5000
-        #expect(try await store.putIfAbsent(ContainerLayout.checkpointKey(seq), RecordCodec.encode(Checkpoint(seq: seq, items: items))))
+        // Built and encoded on a thread: seconds of CPU in a debug build, which would starve
+        // the cooperative pool that the other suites share.
+        let checkpoint = try await offThread { () throws -> [UInt8] in
+            var items: [ItemSnapshot] = []
+            for folder in 0..<100 {
+                let folderID = ItemID.random()
+                items.append(ItemSnapshot(id: folderID, parent: .root, name: ByteString("folder \(folder)"), kind: .directory, mode: 0o755, mtime: 1, size: 0))
+                for file in 0..<1000 {
+                    items.append(ItemSnapshot(
+                        id: .random(), parent: folderID, name: ByteString("file \(file).txt"), kind: .file, mode: 0o644,
+                        mtime: 1_700_000_000_000_000_000, size: 0, blocks: []
+                    ))
+                }
+            }
+            return try RecordCodec.encode(Checkpoint(seq: seq, items: items))
+        }
+        #expect(try await store.putIfAbsent(ContainerLayout.checkpointKey(seq), checkpoint))
         // Records 1...5000 are gone (or would take minutes); only what follows is replayed.
         let record = JournalRecord(device: "other", deviceName: "other", commit: "c", time: Timestamp.now(), ops: [
             .upsert(ItemSnapshot(id: .random(), parent: .root, name: ByteString("late.txt"), kind: .file, mode: 0o644, mtime: 1, size: 0, blocks: [])),
