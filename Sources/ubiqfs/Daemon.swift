@@ -93,7 +93,7 @@ final class Daemon {
         guard lock >= 0, flock(lock, LOCK_EX | LOCK_NB) == 0 else {
             throw CommandFailure("another ubiqfs daemon is using the state dir \(stateDir)")
         }
-        let store = try StoreOpener.open(options.resolvedStore, container: options.container, delay: options.storeDelay)
+        let store = try StoreOpener.open(options.resolvedStore, container: options.container, faults: options.storeFaults)
         try StoreOpener.verify(store, stateDir: stateDir)
         var configuration = SyncConfiguration()
         if let poll = options.pollInterval { configuration.pollInterval = .milliseconds(Int(poll * 1000)) }

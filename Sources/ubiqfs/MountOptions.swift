@@ -36,9 +36,8 @@ struct MountOptions: ParsableArguments {
     @Option(help: .hidden)
     var pollInterval: Double?
 
-    /// Testing aid: every block download takes at least this many seconds.
-    @Option(help: .hidden)
-    var storeDelay: Double?
+    @Option(help: "Inject faults into every store call, to see how a bad network feels: latency=D (300ms, 2s), bandwidth=B (bytes/s: 512K, 2M), errors=P (0 to 1), hang, blocks (only block downloads); comma-separated.")
+    var storeFaults: String?
 
     @Option(help: .hidden)
     var checkpointInterval: UInt64?

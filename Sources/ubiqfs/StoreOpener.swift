@@ -8,7 +8,7 @@ import S3Store
 /// writes honoured); a state dir remembers that its store passed, so a device that is
 /// offline at mount can still start and work locally.
 enum StoreOpener {
-    static func open(_ address: String, container: String, delay: Double?) throws -> any ContainerStore {
+    static func open(_ address: String, container: String, faults: String?) throws -> any ContainerStore {
         var store: any ContainerStore
         do {
             if S3Location.isS3(address) {
@@ -20,7 +20,11 @@ enum StoreOpener {
         } catch {
             throw CommandFailure("the store \(address) is unusable: \(error.message)")
         }
-        if let delay, delay > 0 { store = DelayedStore(store, delay: .milliseconds(Int(delay * 1000))) }
+        if let faults {
+            do { store = FaultyStore(store, faults: try StoreFaults(parsing: faults)) } catch {
+                throw CommandFailure("--store-faults: \(error.message)")
+            }
+        }
         return store
     }
 

@@ -382,7 +382,7 @@ import Testing
             dd if=big.bin of=expected.out bs=1M skip=40 count=1 status=none
             """)
         // 16 blocks of 4 MiB at 0.3 s each: the whole file takes about 5 s.
-        let b = try await fixture.mount("b", extra: ["--store-delay", "0.3"])
+        let b = try await fixture.mount("b", extra: ["--store-faults", "latency=300ms,blocks"])
         try await fixture.sh("""
             start=$(date +%s%N)
             dd if=\(b)/big.bin of=middle.out bs=1M skip=40 count=1 status=none

@@ -1,0 +1,101 @@
+import ItemModel
+import Synchronization
+
+/// A store that passes calls to another one with injected latency, bandwidth limits,
+/// errors and hangs (`ubiqfs mount --store-faults`): how ubiqfs behaves on a bad network
+/// can be seen and tested on any store. Faults can be changed while it runs.
+public final class FaultyStore: ContainerStore {
+    public let base: any ContainerStore
+    private struct State {
+        var faults: StoreFaults
+        var random: UInt64
+    }
+
+    private let state: Mutex<State>
+
+    public init(_ base: any ContainerStore, faults: StoreFaults) {
+        self.base = base
+        state = Mutex(State(faults: faults, random: faults.seed))
+    }
+
+    public var faults: StoreFaults {
+        get { state.withLock { $0.faults } }
+        set { state.withLock { $0.faults = newValue } }
+    }
+
+    public var displayName: String { base.displayName + " (faults: \(faults))" }
+
+    /// Waits and fails as the faults say; then the call moves `bytes` at the allowed rate.
+    private func inject(_ key: String, bytes: Int = 0) async throws(StoreError) {
+        let (faults, roll) = state.withLock { state -> (StoreFaults, Double) in
+            // SplitMix64: the same seed gives the same failures.
+            state.random &+= 0x9E37_79B9_7F4A_7C15
+            var z = state.random
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return (state.faults, Double((z ^ (z >> 31)) >> 11) / Double(1 << 53))
+        }
+        if faults.blocksOnly && !key.hasPrefix(ContainerLayout.blockPrefix) { return }
+        do {
+            if faults.hang {
+                while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+            }
+            if faults.latency > .zero { try await Task.sleep(for: faults.latency) }
+        } catch {
+            throw StoreError(code: .unreachable, message: "cancelled while waiting for the store", cause: error)
+        }
+        if roll < faults.errorRate {
+            throw StoreError(code: .unreachable, message: "injected fault for \(key)")
+        }
+        try await throttle(key, bytes: bytes)
+    }
+
+    /// The time `bytes` take at the bandwidth limit.
+    private func throttle(_ key: String, bytes: Int) async throws(StoreError) {
+        let faults = self.faults
+        guard let rate = faults.bytesPerSecond, bytes > 0, !faults.blocksOnly || key.hasPrefix(ContainerLayout.blockPrefix) else { return }
+        do { try await Task.sleep(for: .milliseconds(Double(bytes) * 1000 / Double(rate))) } catch {
+            throw StoreError(code: .unreachable, message: "cancelled while waiting for the store", cause: error)
+        }
+    }
+
+    public func get(_ key: String, range: Range<Int64>?) async throws(StoreError) -> [UInt8] {
+        try await inject(key)
+        let bytes = try await base.get(key, range: range)
+        try await throttle(key, bytes: bytes.count)
+        return bytes
+    }
+
+    public func put(_ key: String, _ bytes: [UInt8]) async throws(StoreError) {
+        try await inject(key, bytes: bytes.count)
+        try await base.put(key, bytes)
+    }
+
+    public func putIfAbsent(_ key: String, _ bytes: [UInt8]) async throws(StoreError) -> Bool {
+        try await inject(key, bytes: bytes.count)
+        return try await base.putIfAbsent(key, bytes)
+    }
+
+    public func exists(_ key: String) async throws(StoreError) -> Bool {
+        try await inject(key)
+        return try await base.exists(key)
+    }
+
+    public func list(prefix: String, startAfter: String?, limit: Int) async throws(StoreError) -> [String] {
+        try await inject(prefix)
+        return try await base.list(prefix: prefix, startAfter: startAfter, limit: limit)
+    }
+
+    public func delete(_ key: String) async throws(StoreError) {
+        try await inject(key)
+        try await base.delete(key)
+    }
+
+    public func watch(prefix: String, onChange: @escaping @Sendable () -> Void) -> (any StoreWatch)? {
+        base.watch(prefix: prefix, onChange: onChange)
+    }
+
+    public func verify() async throws(StoreError) {
+        try await base.verify()
+    }
+}
