@@ -101,7 +101,7 @@ enum ControlClient {
         if n < 0 {
             switch errno {
             case ENOTCONN:
-                throw CommandFailure("\(mountpoint): the mount's daemon is gone (dead mount); run `fusermount3 -uz \(mountpoint)` and mount again")
+                throw CommandFailure("\(mountpoint): the mount's daemon is gone (dead mount); `ubiqfs mount` on it again recovers it")
             case ENOENT:
                 throw CommandFailure("\(mountpoint) does not exist")
             default:

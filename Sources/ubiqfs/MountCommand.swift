@@ -30,6 +30,7 @@ struct MountCommand: ParsableCommand {
     }
 
     func run() throws {
+        _ = try DeadMount.recover(options.resolvedMountpoint)
         if options.foreground {
             let code = Daemon(options: options).run()
             if code != 0 { throw ExitCode(code) }
