@@ -16,7 +16,7 @@ public struct S3RetryPolicy: Sendable {
     /// Retried: server errors, throttling and timeouts, whatever the service calls them.
     static func isTransient(_ status: UInt, _ code: String?) -> Bool {
         if [500, 502, 503, 504, 429].contains(status) { return true }
-        return ["SlowDown", "InternalError", "RequestTimeout", "ServiceUnavailable", "RequestTimeTooSkewed"].contains(code ?? "")
+        return ["SlowDown", "InternalError", "RequestTimeout", "ServiceUnavailable"].contains(code ?? "")
     }
 
     static func isTLSFailure(_ error: any Error) -> Bool {

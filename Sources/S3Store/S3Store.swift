@@ -28,6 +28,9 @@ public struct S3Store: ContainerStore {
         var configuration = HTTPClient.Configuration()
         configuration.timeout = HTTPClient.Configuration.Timeout(connect: .seconds(10), read: .seconds(30))
         configuration.connectionPool.retryConnectionEstablishment = false
+        // A redirect (a bucket in another region) is an answer to report, not to follow:
+        // the signature names the host it was made for.
+        configuration.redirectConfiguration = .disallow
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }()
 
@@ -236,6 +239,8 @@ public struct S3Store: ContainerStore {
             return StoreError(code: .accessDenied, message: "\(what): the secret key does not match the access key \(settings.credentials.accessKeyID)")
         case (403, _):
             return StoreError(code: .accessDenied, message: "\(what): access denied to bucket \(bucket) for \(settings.credentials.accessKeyID)\(detail)")
+        case (_, "RequestTimeTooSkewed"):
+            return StoreError(code: .configuration, message: "\(what): this machine's clock is too far from \(settings.endpointDescription)'s (check NTP)")
         case (301, _), (307, _), (_, "PermanentRedirect"), (_, "AuthorizationHeaderMalformed"):
             return StoreError(code: .configuration, message: "\(what): the bucket \(bucket) is in another region than \(settings.region) (set AWS_REGION)\(detail)")
         default:
