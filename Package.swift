@@ -74,7 +74,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "ItemModelTests", dependencies: ["ItemModel"]),
-        .testTarget(name: "FileCoordinatorTests", dependencies: ["FileCoordinator"]),
+        .testTarget(name: "FileCoordinatorTests", dependencies: ["FileCoordinator", "ItemModel"]),
         // Starts and stops a real SeaweedFS server for the tests that need an S3 service.
         .target(name: "SeaweedFSFixture", dependencies: ["S3Store", "ContainerStore"], path: "Tests/SeaweedFSFixture"),
         .testTarget(name: "ContainerStoreTests", dependencies: ["ContainerStore", "S3Store", "SeaweedFSFixture", "ItemModel"]),

@@ -8,14 +8,14 @@ public final class FaultyStore: ContainerStore {
     public let base: any ContainerStore
     private struct State {
         var faults: StoreFaults
-        var random: UInt64
+        var random: SplitMix64
     }
 
     private let state: Mutex<State>
 
     public init(_ base: any ContainerStore, faults: StoreFaults) {
         self.base = base
-        state = Mutex(State(faults: faults, random: faults.seed))
+        state = Mutex(State(faults: faults, random: SplitMix64(seed: faults.seed)))
     }
 
     public var faults: StoreFaults {
@@ -27,14 +27,7 @@ public final class FaultyStore: ContainerStore {
 
     /// Waits and fails as the faults say; then the call moves `bytes` at the allowed rate.
     private func inject(_ key: String, bytes: Int = 0) async throws(StoreError) {
-        let (faults, roll) = state.withLock { state -> (StoreFaults, Double) in
-            // SplitMix64: the same seed gives the same failures.
-            state.random &+= 0x9E37_79B9_7F4A_7C15
-            var z = state.random
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return (state.faults, Double((z ^ (z >> 31)) >> 11) / Double(1 << 53))
-        }
+        let (faults, roll) = state.withLock { state in (state.faults, state.random.unit()) }
         if faults.blocksOnly && !key.hasPrefix(ContainerLayout.blockPrefix) { return }
         do {
             if faults.hang {

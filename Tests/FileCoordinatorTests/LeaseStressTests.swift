@@ -1,4 +1,5 @@
 import FileCoordinator
+import ItemModel
 import Foundation
 import Synchronization
 import Testing
@@ -69,7 +70,7 @@ import Testing
         let cancellations = Atomic<Int>(0)
     }
 
-    static func randomRequests(_ rng: inout SeededGenerator) -> [LeaseRequest] {
+    static func randomRequests(_ rng: inout SplitMix64) -> [LeaseRequest] {
         (0..<Int.random(in: 1...4, using: &rng)).map { _ in
             LeaseRequest(UInt64.random(in: 0..<UInt64(keyCount), using: &rng),
                          Double.random(in: 0..<1, using: &rng) < 0.6 ? .shared : .exclusive)
@@ -83,7 +84,7 @@ import Testing
 
         for worker in 0..<Self.threads {
             Thread {
-                var rng = SeededGenerator(seed: Self.seed &+ UInt64(worker))
+                var rng = SplitMix64(seed: Self.seed &+ UInt64(worker))
                 let who = "thread \(worker)"
                 for _ in 0..<Self.iterations {
                     let asked = Self.randomRequests(&rng)
@@ -106,7 +107,7 @@ import Testing
         var handles: [Task<Void, Never>] = []
         for worker in 0..<Self.tasks {
             handles.append(Task.detached {
-                var rng = SeededGenerator(seed: Self.seed &+ 1000 &+ UInt64(worker))
+                var rng = SplitMix64(seed: Self.seed &+ 1000 &+ UInt64(worker))
                 let who = "task \(worker)"
                 for _ in 0..<Self.iterations {
                     let asked = Self.randomRequests(&rng)

@@ -1,0 +1,23 @@
+/// A tiny deterministic random number generator (Vigna's SplitMix64): injected store
+/// faults and randomized tests replay exactly from their seed, which the system
+/// generator cannot do.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    public init(seed: UInt64) {
+        state = seed
+    }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A number in 0..<1 from the top 53 bits.
+    public mutating func unit() -> Double {
+        Double(next() >> 11) / Double(1 << 53)
+    }
+}
