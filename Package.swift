@@ -86,7 +86,7 @@ let package = Package(
             name: "SyncEngineTests",
             dependencies: [
                 "SyncEngine", "CloudFileSystem", "ContainerStore", "S3Store", "SeaweedFSFixture", "MetadataStore", "ContentCache", "FileCoordinator", "ItemModel",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .testTarget(name: "MountTests", dependencies: ["ubiqfs", "SeaweedFSFixture"]),

@@ -5,8 +5,8 @@ import Logging
 import MetadataStore
 import SyncEngine
 
-/// One device's parts, assembled in the one right order (state, reconcile, container,
-/// then the live tables, the sync engine and the filesystem core); used by the daemon and
+/// One device's parts, assembled in the one right order (health check, state, reconcile,
+/// container, then the live tables, the sync engine, the filesystem core and recovery); used by the daemon and
 /// by the tests that run devices without FUSE.
 public struct DeviceStack: Sendable {
     public let metadata: MetadataStore
@@ -21,6 +21,7 @@ public struct DeviceStack: Sendable {
     public static func open(
         store: any ContainerStore, stateDir: String, deviceName: String, configuration: SyncConfiguration, logger: Logger
     ) async throws -> DeviceStack {
+        try StateRecovery.quarantineIfDamaged(stateDir: stateDir, logger: logger)
         let metadata = try MetadataStore(path: stateDir + "/state.db")
         let cache = try ContentCache(directory: stateDir + "/cache")
         try StateReconciler.reconcile(metadata: metadata, cache: cache, logger: logger)
@@ -37,6 +38,7 @@ public struct DeviceStack: Sendable {
             metadata: metadata, cache: cache, coordinator: coordinator, handles: handles, sync: sync,
             notifier: notifier, controlSocketPath: controlSocketPath, logger: logger
         )
+        try StateRecovery.recoverPending(stateDir: stateDir, core: core, logger: logger)
         return DeviceStack(
             metadata: metadata, cache: cache, coordinator: coordinator, handles: handles, notifier: notifier,
             sync: sync, core: core, controlSocketPath: controlSocketPath

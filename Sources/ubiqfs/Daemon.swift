@@ -116,9 +116,10 @@ final class Daemon {
         }
 
         let adapter = FuseAdapter(core: core, logger: logger)
-        let session = try FuseSession(operations: adapter, arguments: [
-            "ubiqfs", "-o", "default_permissions,fsname=ubiqfs:\(options.container),subtype=ubiqfs",
-        ])
+        // default_permissions always: the kernel checks modes and owners, so the daemon
+        // never has to. allow_other only when asked: a mount is private to its user otherwise.
+        let mountOptions = "default_permissions" + (options.allowOther ? ",allow_other" : "") + ",fsname=ubiqfs:\(options.container),subtype=ubiqfs"
+        let session = try FuseSession(operations: adapter, arguments: ["ubiqfs", "-o", mountOptions])
         try session.mount(at: mountpoint)
         stack.notifier.connect { [weak session] invalidation in
             guard let session else { return }

@@ -24,6 +24,9 @@ struct MountOptions: ParsableArguments {
     @Option(help: "How many days earlier versions of files stay listed and restorable (`ubiqfs versions`); the newest always does.")
     var keepVersions: Double = 30
 
+    @Flag(help: "Let other users reach the mount (FUSE allow_other; needs user_allow_other in /etc/fuse.conf unless root). Permissions are still checked by the kernel from each item's mode and owner.")
+    var allowOther = false
+
     @Flag(help: "Stay in the foreground instead of running as a daemon.")
     var foreground = false
 

@@ -21,17 +21,18 @@ final class TestDevice: Sendable {
     let engine: SyncEngine
     let core: FileSystemCore
 
-    init(store: any ContainerStore, name: String, checkpointInterval: UInt64 = 1000, configuration: SyncConfiguration = SyncConfiguration()) async throws {
+    /// `stateDir` reopens an earlier device's state (a restart); by default a new one.
+    init(store: any ContainerStore, name: String, stateDir: String? = nil, checkpointInterval: UInt64 = 1000, configuration: SyncConfiguration = SyncConfiguration()) async throws {
         self.name = name
-        stateDir = FileManager.default.temporaryDirectory.appendingPathComponent("ubiqfs-dev-\(name)-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)
+        self.stateDir = stateDir ?? FileManager.default.temporaryDirectory.appendingPathComponent("ubiqfs-dev-\(name)-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: self.stateDir, withIntermediateDirectories: true)
         var configuration = configuration
         configuration.pollInterval = .seconds(3600)
         configuration.debounce = .seconds(3600)
         configuration.checkpointInterval = checkpointInterval
         var logger = Logger(label: "test-\(name)")
         logger.logLevel = .warning
-        let stack = try await DeviceStack.open(store: store, stateDir: stateDir, deviceName: name, configuration: configuration, logger: logger)
+        let stack = try await DeviceStack.open(store: store, stateDir: self.stateDir, deviceName: name, configuration: configuration, logger: logger)
         (metadata, cache, handles, notifier, engine, core) = (stack.metadata, stack.cache, stack.handles, stack.notifier, stack.sync, stack.core)
         await engine.start()
         try await engine.syncNow()
