@@ -74,8 +74,17 @@ public final class FileSystemCore: Sendable {
         do { return try metadata.read(body) } catch { throw Self.wrap(error) }
     }
 
-    private func write<T>(_ body: (Database) throws -> T) throws(FileSystemError) -> T {
-        do { return try metadata.write(body) } catch { throw Self.wrap(error) }
+    /// `freeing`: the change frees space (a delete, a truncate, an eviction), so on a full
+    /// disk it may spend the state disk's reserve: freeing space must work when it is needed.
+    private func write<T>(freeing: Bool = false, _ body: (Database) throws -> T) throws(FileSystemError) -> T {
+        do {
+            return try metadata.write(body)
+        } catch where freeing && error.code == .diskFull && cache.reserve.release() {
+            logger.warning("the state disk is full; spent the space reserve to let a delete through")
+            do { return try metadata.write(body) } catch { throw Self.wrap(error) }
+        } catch {
+            throw Self.wrap(error)
+        }
     }
 
     static func wrap(_ error: any Error) -> FileSystemError {
@@ -170,13 +179,20 @@ public final class FileSystemCore: Sendable {
         if handles.forget(ino, count) { purge(ino) }
     }
 
-    /// Drops an unlinked item's row and content once nothing uses it, if its delete needs no push.
+    /// Drops an unlinked item's content once nothing uses it, and its row if its delete
+    /// needs no push. The content goes even while the delete waits for the store (no push
+    /// needs the bytes of a deleted file): `rm` frees disk space offline too.
     private func purge(_ ino: Int64) {
-        let removed = (try? metadata.write { db in
+        let unused = (try? write(freeing: true) { db in
             try db.execute(sql: "DELETE FROM item WHERE ino = ? AND deleted = 1 AND dirty = 0", arguments: [ino])
+            if db.changesCount > 0 { return true }
+            try db.execute(sql: "UPDATE item SET content = ? WHERE ino = ? AND deleted = 1", arguments: [ContentState.placeholder.rawValue, ino])
             return db.changesCount > 0
         }) ?? false
-        if removed { cache.remove(ino) }
+        if unused {
+            cache.remove(ino)
+            cache.reserve.restore()
+        }
     }
 
     // MARK: Creating
@@ -257,7 +273,7 @@ public final class FileSystemCore: Sendable {
         guard let victim else { throw FileSystemError(.notFound) }
         let removedPath = watchedPath(victim.inode)
         try withLeases([(parent, .exclusive), (victim.inode, .exclusive)], "remove") { () throws(FileSystemError) in
-            try write { db in
+            try write(freeing: true) { db in
                 guard var row = try ItemRow.find(ino: victim.inode, db), !row.deleted, row.parent == parent, row.itemName == itemName else {
                     throw FileSystemError(.notFound)
                 }
@@ -275,6 +291,7 @@ public final class FileSystemCore: Sendable {
             }
         }
         handles.markUnlinked(victim.inode)
+        if !handles.isReferenced(victim.inode) { purge(victim.inode) }
         sync.localChange()
         if let removedPath { emit(.deleted, victim.inode, path: removedPath) }
     }
@@ -358,7 +375,10 @@ public final class FileSystemCore: Sendable {
                 return victim
             }
         }
-        if let replaced { handles.markUnlinked(replaced) }
+        if let replaced {
+            handles.markUnlinked(replaced)
+            if !handles.isReferenced(replaced) { purge(replaced) }
+        }
         sync.localChange()
         if let fromPath {
             if exchange, let target, let targetPath {
@@ -747,7 +767,7 @@ public final class FileSystemCore: Sendable {
 
     func evictFile(_ ino: Int64) throws(FileSystemError) {
         let evicted = try withLeases([(ino, .exclusive)], "evict") { () throws(FileSystemError) -> Bool in
-            let evicted = try write { db -> Bool in
+            let evicted = try write(freeing: true) { db -> Bool in
                 guard let row = try ItemRow.find(ino: ino, db), !row.deleted else { throw FileSystemError(.notFound) }
                 guard row.itemKind == .file, row.contentState == .local else { return false }
                 if try ItemRow.isPinned(ino, db) {
@@ -761,6 +781,7 @@ public final class FileSystemCore: Sendable {
             }
             if evicted {
                 cache.remove(ino)
+                cache.reserve.restore()
                 notifier.invalidate([.inode(ino, data: true)])
             }
             return evicted

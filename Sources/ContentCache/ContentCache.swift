@@ -8,6 +8,8 @@ import ItemModel
 public final class ContentCache: Sendable {
     public let directory: String
     private let tempDirectory: String
+    /// Room kept on the state disk for deletes when it is full.
+    public let reserve: SpaceReserve
 
     /// UTIME_OMIT from <sys/stat.h>, a macro Swift does not import: leave that time alone.
     private static let utimeOmit = (1 << 30) - 2
@@ -20,6 +22,7 @@ public final class ContentCache: Sendable {
         } catch {
             throw CacheError("cannot create the cache folder \(directory)", error)
         }
+        reserve = SpaceReserve(path: directory + "/reserve")
         clearTemporaries()
     }
 

@@ -2,7 +2,7 @@ import ItemModel
 
 /// A failure of the local state database (disk full, I/O error, corruption).
 public enum MetadataErrorCode: String, ErrorCode {
-    case open, query, diskFull, corrupt, notFound, constraint
+    case open, query, diskFull, io, corrupt, notFound, constraint
 }
 
 public typealias MetadataError = CodedError<MetadataErrorCode>

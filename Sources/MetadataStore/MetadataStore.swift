@@ -151,6 +151,7 @@ public final class MetadataStore: Sendable {
         if let error = error as? DatabaseError {
             switch error.resultCode {
             case .SQLITE_FULL: return MetadataError(code: .diskFull, message: "the state disk is full", cause: error)
+            case .SQLITE_IOERR: return MetadataError(code: .io, message: "the state disk reported an I/O error", cause: error)
             case .SQLITE_CORRUPT, .SQLITE_NOTADB: return MetadataError(code: .corrupt, message: "the state database is damaged", cause: error)
             case .SQLITE_CONSTRAINT: return MetadataError(code: .constraint, message: "state database constraint", cause: error)
             default: break

@@ -170,7 +170,7 @@ import Testing
         defer { reader.release() }
         // Long enough for r2 to queue behind w even on a loaded machine.
         let writer = Task {
-            await onThread { coordinator.expectTimeout([LeaseRequest(4, .exclusive)], owner: "w", timeout: .seconds(2)) }
+            await onThread { coordinator.expectTimeout([LeaseRequest(4, .exclusive)], owner: "w", timeout: .seconds(5)) }
         }
         try await eventually("w queued") { coordinator.waiters(4) == ["w"] }
         let lateReader = Task { try await coordinator.acquire([LeaseRequest(4, .shared)], owner: "r2") }

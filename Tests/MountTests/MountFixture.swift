@@ -40,12 +40,13 @@ final class MountFixture {
     @discardableResult
     func mount(
         _ name: String = "mnt", device: String? = nil, state: String? = nil, store: String? = nil,
-        environment: [String: String] = [:], extra: [String] = []
+        environment: [String: String] = [:], extra: [String] = [], launcher: [String] = []
     ) async throws -> String {
         let mountpoint = root + "/" + name
         try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
         let stateDir = root + "/" + (state ?? name + ".state")
-        let result = try await Self.run([
+        // `launcher` runs the command under another program (fiu-run injects I/O errors).
+        let result = try await Self.run(launcher + [
             Self.binary, "mount", mountpoint, "--store", store ?? self.store, "--state-dir", stateDir,
             "--device", device ?? name, "--poll-interval", "0.5",
         ] + extra, environment: environment, timeout: 60)

@@ -1,0 +1,67 @@
+import Foundation
+import Glibc
+import Testing
+
+/// What a program sees when the state disk fails under the mount: a full disk gives
+/// ENOSPC, an I/O error gives EIO with a log line, and neither damages anything else.
+@Suite struct FaultMountTests {
+    @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
+    func aFullCacheDiskGivesENOSPCAndDamagesNothing() async throws {
+        let fixture = try MountFixture()
+        let small = fixture.root + "/small"
+        try await fixture.sh("mkdir -p \(small) && mount -t tmpfs -o size=48m,mode=0700 ubiqfs-test-small \(small)")
+        defer { _ = try? MountFixture.runBlocking(["umount", "-l", small], timeout: 30) }
+        let bin = MountFixture.binary
+        let m = try await fixture.mount("m", state: "small/state")
+        try await fixture.sh("""
+            seq 1 20000 > \(m)/keep.txt
+            \(bin) sync \(m) --wait
+            # The program that fills the disk is told so.
+            ! dd if=/dev/zero of=\(m)/big bs=1M count=100 2> err
+            grep -q "No space left on device" err
+            # Nothing else is hurt: the other file, the listing, the control socket.
+            seq 1 20000 | cmp - \(m)/keep.txt
+            ls \(m) | grep -q big
+            \(bin) status \(m) > /dev/null
+            # Space back, work goes on.
+            rm \(m)/big
+            echo after > \(m)/after.txt
+            test "$(cat \(m)/after.txt)" = after
+            \(bin) sync \(m) --wait
+            """)
+        try await fixture.unmount(m)
+        try await fixture.sh("test \"$(sqlite3 \(small)/state/state.db 'pragma integrity_check')\" = ok")
+        let again = try await fixture.mount("m", state: "small/state")
+        try await fixture.sh("seq 1 20000 | cmp - \(again)/keep.txt && test \"$(cat \(again)/after.txt)\" = after")
+        try await fixture.unmount(again)
+    }
+
+    @Test func anIOErrorOnTheStateDiskIsReportedAndDamagesNothing() async throws {
+        let fixture = try MountFixture()
+        let bin = MountFixture.binary
+        // libfiu's POSIX preload in the daemon; the failure points are switched on later.
+        let m = try await fixture.mount("m", launcher: ["fiu-run", "-x"])
+        let state = fixture.root + "/m.state"
+        try await fixture.sh("""
+            echo keep > \(m)/keep.txt
+            \(bin) sync \(m) --wait
+            pid=$(\(bin) status \(m) --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+            # Every pwrite of the daemon (cache files and SQLite) fails with EIO; FUSE replies use writev.
+            fiu-ctrl -c 'enable name=posix/io/rw/pwrite,failinfo=5' "$pid"
+            ! sh -c 'echo new > \(m)/new.txt' 2> err
+            grep -q "Input/output error" err
+            test "$(cat \(m)/keep.txt)" = keep
+            fiu-ctrl -c 'disable name=posix/io/rw/pwrite' "$pid"
+            # The log says what failed.
+            grep -Eq "error.*(write|I/O|disk)" \(state)/ubiqfs.log
+            echo later > \(m)/later.txt
+            test "$(cat \(m)/later.txt)" = later
+            \(bin) sync \(m) --wait
+            """)
+        try await fixture.unmount(m)
+        try await fixture.sh("test \"$(sqlite3 \(state)/state.db 'pragma integrity_check')\" = ok")
+        let again = try await fixture.mount("m")
+        try await fixture.sh("test \"$(cat \(again)/keep.txt)\" = keep && test \"$(cat \(again)/later.txt)\" = later")
+        try await fixture.unmount(again)
+    }
+}
