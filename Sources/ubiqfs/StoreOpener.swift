@@ -33,7 +33,8 @@ enum StoreOpener {
         let name = store.displayName
         do {
             try Blocking.wait { try await store.verify() }
-            try? Data(name.utf8).write(to: URL(fileURLWithPath: marker))
+            // Like everything in the state dir, private to its owner.
+            _ = FileManager.default.createFile(atPath: marker, contents: Data(name.utf8), attributes: [.posixPermissions: 0o600])
         } catch let error as StoreError where error.code == .unreachable {
             guard (try? String(contentsOfFile: marker, encoding: .utf8)) == name else {
                 throw CommandFailure("cannot reach \(name) to check it: \(error.message)")

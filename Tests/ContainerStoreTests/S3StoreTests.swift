@@ -126,4 +126,46 @@ import SeaweedFSFixture
         #expect(try await store.get("blocks/a b+c") == [1, 2])
         #expect(try await store.list(prefix: "blocks/", startAfter: nil, limit: 10) == ["blocks/a b+c", "blocks/big"])
     }
+
+    /// Certificates are verified: a server whose certificate nothing trusts is refused as a
+    /// setup problem (never retried as "offline"), and the message says TLS.
+    @Test func anUntrustedCertificateIsRefused() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ubiqfs-tls-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/bin/sh")
+        // A self-signed certificate, and an HTTPS server on a free port that prints the port.
+        server.arguments = ["-c", """
+            cd '\(dir)' && openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -out cert.pem -days 1 -subj /CN=127.0.0.1 2>/dev/null && exec python3 -c '
+            import http.server, ssl
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain("cert.pem", "key.pem")
+            server = http.server.HTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+            server.socket = context.wrap_socket(server.socket, server_side=True)
+            print(server.server_address[1], flush=True)
+            server.serve_forever()
+            '
+            """]
+        let output = Pipe()
+        server.standardOutput = output
+        try server.run()
+        defer { server.terminate() }
+        let port = try await offThread { () -> Int in
+            let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+            guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else { throw StoreError(code: .configuration, message: "no TLS test server: \(line)") }
+            return port
+        }
+        let environment = ["AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": "https://127.0.0.1:\(port)"]
+        var retry = S3RetryPolicy()
+        retry.maxAttempts = 2
+        let store = try S3Store(settings: S3Settings.resolve(S3Location(bucket: "b"), environment: environment), container: "c", retry: retry)
+        do {
+            _ = try await store.get("container.json")
+            Issue.record("a self-signed certificate was accepted")
+        } catch {
+            #expect(error.code == .configuration)
+            #expect(error.message.contains("TLS"))
+        }
+    }
 }

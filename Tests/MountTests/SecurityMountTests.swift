@@ -1,0 +1,57 @@
+import Foundation
+import Glibc
+import Testing
+
+/// What the mount promises other users and other namespaces: the kernel checks
+/// permissions, other users are out unless asked for, only user.* xattrs exist, and
+/// this device's state is private.
+@Suite struct SecurityMountTests {
+    @Test(.enabled(if: getuid() == 0, "switching to another user needs root"))
+    func otherUsersAreKeptOutUnlessAsked() async throws {
+        let fixture = try MountFixture()
+        let m = try await fixture.mount("m")
+        try await fixture.sh("""
+            chmod 755 \(fixture.root)
+            grep " \(m) " /proc/mounts | grep -q default_permissions
+            ! grep " \(m) " /proc/mounts | grep -q allow_other
+            # Without --allow-other even a world-readable file is out of reach for others.
+            echo public > \(m)/public.txt && chmod 644 \(m)/public.txt
+            ! su nobody -s /bin/sh -c 'cat \(m)/public.txt' 2>/dev/null
+            """)
+        try await fixture.unmount(m)
+        let shared = try await fixture.mount("m", extra: ["--allow-other"])
+        try await fixture.sh("""
+            grep " \(shared) " /proc/mounts | grep -q allow_other
+            test "$(su nobody -s /bin/sh -c 'cat \(shared)/public.txt')" = public
+            # The kernel checks each item's mode and owner (default_permissions).
+            echo secret > \(shared)/secret.txt && chmod 600 \(shared)/secret.txt
+            ! su nobody -s /bin/sh -c 'cat \(shared)/secret.txt' 2>/dev/null
+            ! su nobody -s /bin/sh -c 'echo x > \(shared)/public.txt' 2>/dev/null
+            ! su nobody -s /bin/sh -c 'touch \(shared)/new.txt' 2>/dev/null
+            ! su nobody -s /bin/sh -c 'rm \(shared)/public.txt' 2>/dev/null
+            test "$(cat \(shared)/public.txt)" = public
+            """)
+    }
+
+    @Test func onlyUserXattrsAndPrivateState() async throws {
+        let fixture = try MountFixture()
+        let m = try await fixture.mount("m")
+        let state = fixture.root + "/m.state"
+        try await fixture.sh("""
+            echo hi > \(m)/f
+            for name in trusted.x security.x system.x; do
+                ! setfattr -n $name -v 1 \(m)/f 2> err
+                grep -q "Operation not supported" err
+            done
+            setfattr -n user.x -v 1 \(m)/f
+            test "$(getfattr --only-values -n user.x \(m)/f)" = 1
+            test "$(getfattr -d -m - \(m)/f | grep -c '=')" = 1
+            \(MountFixture.binary) sync \(m) --wait
+            # This device's state: the folder 0700, every file in it 0600.
+            test "$(stat -c %a \(state))" = 700
+            test "$(stat -c %a \(state)/cache)" = 700
+            test -z "$(find \(state) -type f ! -perm 600)"
+            test -n "$(find \(state)/cache -type f)"
+            """)
+    }
+}
