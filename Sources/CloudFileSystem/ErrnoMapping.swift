@@ -16,6 +16,7 @@ enum ErrnoMapping {
             case .cancelled: EINTR
             case .notFound: ENOENT
             case .paused: ENETUNREACH
+            case .diskFull: ENOSPC
             default: EIO
             }
         case is CancellationError: EINTR

@@ -491,7 +491,7 @@ public final class FileSystemCore: Sendable {
             switch sync.transfers.rangeStatus(generation, offset: offset, length: size) {
             case .ready: break
             case .missing: throw FileSystemError(.needsRange)
-            case .failed(let failure): throw FileSystemError(failure.unreachable ? .unreachable : .io, failure.reason)
+            case .failed(let failure): throw FileSystemError(failure.unreachable ? .unreachable : failure.noSpace ? .noSpace : .io, failure.reason)
             }
         }
         return try withLeases([(file.ino, .shared)], "read") { () throws(FileSystemError) in

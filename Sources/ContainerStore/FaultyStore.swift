@@ -23,15 +23,17 @@ public final class FaultyStore: ContainerStore {
         set { state.withLock { $0.faults = newValue } }
     }
 
-    public var displayName: String { base.displayName + " (faults: \(faults))" }
+    /// The store's own name: faults come and go, the store a state dir verified stays.
+    public var displayName: String { base.displayName }
 
     /// Waits and fails as the faults say; then the call moves `bytes` at the allowed rate.
     private func inject(_ key: String, bytes: Int = 0) async throws(StoreError) {
         let (faults, roll) = state.withLock { state in (state.faults, state.random.unit()) }
         if faults.blocksOnly && !key.hasPrefix(ContainerLayout.blockPrefix) { return }
         do {
-            if faults.hang {
-                while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+            // A hang lasts until the caller gives up or the faults are changed (`ubiqfs faults`).
+            while faults.hang && self.faults.hang && !Task.isCancelled {
+                try await Task.sleep(for: .milliseconds(100))
             }
             if faults.latency > .zero { try await Task.sleep(for: faults.latency) }
         } catch {

@@ -43,7 +43,11 @@ public struct StoreFaults: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         var parts: [String] = []
-        if latency > .zero { parts.append("latency=\(latency)") }
+        // What `init(parsing:)` reads back.
+        if latency > .zero {
+            let (seconds, attoseconds) = latency.components
+            parts.append("latency=\(seconds * 1000 + attoseconds / 1_000_000_000_000_000)ms")
+        }
         if let bytesPerSecond { parts.append("bandwidth=\(bytesPerSecond)") }
         if errorRate > 0 { parts.append("errors=\(errorRate)") }
         if hang { parts.append("hang") }

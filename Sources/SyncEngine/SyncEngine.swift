@@ -688,7 +688,7 @@ public actor SyncEngine {
         }
         let temporary: TemporaryCacheFile
         do { temporary = try cache.makeTemporary() } catch {
-            throw SyncError(code: .cache, message: "cannot make room for \(row.itemName)", cause: error)
+            throw SyncError.cacheWrite("cannot make room for \(row.itemName)", error)
         }
         let generation = nextGeneration
         nextGeneration += 1
@@ -745,7 +745,7 @@ public actor SyncEngine {
             try await download(row, temporary, generation)
         } catch {
             logger.error("download of \(row.itemName) (inode \(ino)) failed: \(error)")
-            failure = TransferTable.Failure(reason: error.code == .corrupt ? error.message : error.description, unreachable: error.code == .unreachable)
+            failure = TransferTable.Failure(reason: error.code == .corrupt ? error.message : error.description, unreachable: error.code == .unreachable, noSpace: error.code == .diskFull)
             if error.code == .unreachable { online = false }
             cache.discard(temporary)
         }
@@ -759,7 +759,7 @@ public actor SyncEngine {
     }
 
     private static func error(_ failure: TransferTable.Failure) -> SyncError {
-        SyncError(code: failure.unreachable ? .unreachable : .corrupt, message: failure.reason)
+        SyncError(code: failure.unreachable ? .unreachable : failure.noSpace ? .diskFull : .corrupt, message: failure.reason)
     }
 
     private func finishDownload(_ ino: Int64, _ result: Result<Void, any Error>) {
@@ -818,7 +818,7 @@ public actor SyncEngine {
                             do {
                                 try await OffloadedWork.run { () throws(SystemError) in try Syscall.writeAll(fd: temporary.fd, bytes, at: at) }
                             } catch {
-                                throw SyncError(code: .cache, message: "cannot write \(name) to the cache", cause: error)
+                                throw SyncError.cacheWrite("cannot write \(name) to the cache", error)
                             }
                             return index
                         }
@@ -854,7 +854,7 @@ public actor SyncEngine {
             let mtime = current.mtime
             try await OffloadedWork.run { () throws(CacheError) in try cache.install(temporary, as: ino, mtime: mtime) }
         } catch {
-            throw SyncError(code: .cache, message: "cannot install \(row.itemName)", cause: error)
+            throw SyncError.cacheWrite("cannot install \(row.itemName)", error)
         }
         do {
             let cache = self.cache
@@ -878,7 +878,7 @@ public actor SyncEngine {
     public func fetchVersion(_ blocks: [BlockReference], of name: String) async throws(SyncError) -> TemporaryCacheFile {
         let temporary: TemporaryCacheFile
         do { temporary = try cache.makeTemporary() } catch {
-            throw SyncError(code: .cache, message: "cannot make room for \(name)", cause: error)
+            throw SyncError.cacheWrite("cannot make room for \(name)", error)
         }
         do throws(SyncError) {
             var offset: Int64 = 0
@@ -896,14 +896,14 @@ public actor SyncEngine {
                         try Syscall.writeAll(fd: temporary.fd, bytes, at: at)
                     }
                 } catch {
-                    throw SyncError(code: .cache, message: "cannot write a version of \(name)", cause: error)
+                    throw SyncError.cacheWrite("cannot write a version of \(name)", error)
                 }
                 offset += block.length
             }
             do {
                 _ = try await OffloadedWork.run { () throws(SystemError) in try Syscall.check("fsync") { fsync(temporary.fd) } }
             } catch {
-                throw SyncError(code: .cache, message: "cannot write a version of \(name)", cause: error)
+                throw SyncError.cacheWrite("cannot write a version of \(name)", error)
             }
             return temporary
         } catch {

@@ -18,6 +18,8 @@ public final class TransferTable: Sendable {
     public struct Failure: Sendable, Equatable {
         public var reason: String
         public var unreachable: Bool
+        /// The cache disk was full (ENOSPC for the reader).
+        public var noSpace = false
     }
 
     /// Whether a byte range of a streamed download can be read now.

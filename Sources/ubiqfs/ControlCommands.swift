@@ -49,6 +49,7 @@ struct StatusCommand: ParsableCommand {
         if let last = status.lastSync {
             print("  last sync:       \(Int(Date().timeIntervalSince1970 - last))s ago")
         }
+        if let faults = response.storeFaults, !faults.isEmpty { print("  store faults:    \(faults) (ubiqfs faults \(target.mountpoint) off)") }
         if let error = status.lastError { print("  last error:      \(error)") }
         for conflict in status.conflicts.suffix(10) { print("  conflict:        \(conflict)") }
         for error in status.errors.suffix(5) where error != status.lastError { print("  error:           \(error)") }
@@ -106,6 +107,22 @@ struct PauseCommand: ParsableCommand {
 
     func run() throws {
         _ = try ControlClient.send(ControlRequest(command: "pause"), mountpoint: target.mountpoint)
+    }
+}
+
+struct FaultsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "faults",
+        abstract: "Show or change the faults injected into a running mount's store calls.",
+        discussion: "SPEC is what --store-faults takes (latency=D, bandwidth=B, errors=P, seed=N, hang, blocks; comma-separated), or off. A change applies to calls already waiting: `off` ends a hang."
+    )
+    @OptionGroup var target: MountpointArgument
+    @Argument(help: "The new faults, or off; none to only show them.") var spec: String?
+
+    func run() throws {
+        let response = try ControlClient.send(ControlRequest(command: "faults", faults: spec), mountpoint: target.mountpoint)
+        let faults = response.storeFaults ?? ""
+        print("store faults: \(faults.isEmpty ? "none" : faults)")
     }
 }
 

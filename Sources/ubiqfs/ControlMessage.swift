@@ -10,12 +10,15 @@ struct ControlRequest: Codable {
     var path: String?
     /// For `restore`: the journal sequence number of the version to bring back.
     var version: UInt64?
+    /// For `faults`: the new faults ("off" for none); nil only asks.
+    var faults: String?
 
-    init(command: String, wait: Bool? = nil, path: String? = nil, version: UInt64? = nil) {
+    init(command: String, wait: Bool? = nil, path: String? = nil, version: UInt64? = nil, faults: String? = nil) {
         self.command = command
         self.wait = wait
         self.path = path
         self.version = version
+        self.faults = faults
     }
 }
 
@@ -30,6 +33,8 @@ struct ControlResponse: Codable {
     var pid: Int32?
     var locks: [LockEntry]?
     var versions: [VersionEntry]?
+    /// The faults injected into store calls ("" for none).
+    var storeFaults: String?
 }
 
 /// One earlier (or the current) version of a file, for `ubiqfs versions`.

@@ -132,7 +132,7 @@ final class Daemon {
         }
         let exitHandle = SessionExit(session)
         let control = try ControlServer(path: stack.controlSocketPath, feed: sync.feed) { request in
-            await Self.handle(request, sync: sync, core: core, budget: budget, coordinator: coordinator, mountpoint: mountpoint, stateDir: stateDir) {
+            await Self.handle(request, sync: sync, core: core, budget: budget, coordinator: coordinator, store: store, mountpoint: mountpoint, stateDir: stateDir) {
                 exitHandle.request()
             }
         }
@@ -186,7 +186,7 @@ final class Daemon {
 
     private static func handle(
         _ request: ControlRequest, sync: SyncEngine, core: FileSystemCore, budget: CacheBudget, coordinator: FileCoordinator,
-        mountpoint: String, stateDir: String, exit: @Sendable () -> Void
+        store: FaultyStore, mountpoint: String, stateDir: String, exit: @Sendable () -> Void
     ) async -> ControlResponse {
         var response = ControlResponse(ok: true, mountpoint: mountpoint, stateDir: stateDir, pid: getpid())
         switch request.command {
@@ -195,6 +195,7 @@ final class Daemon {
             let usage = core.cacheBytes()
             response.cacheBytes = usage
             response.cacheBudget = budget.effectiveLimit(usage: usage)
+            response.storeFaults = store.faults.description
         case "sync":
             if request.wait ?? false {
                 do { try await sync.syncNow() } catch {
@@ -205,6 +206,16 @@ final class Daemon {
                 sync.localChange()
             }
             response.status = await sync.status()
+        case "faults":
+            if let spec = request.faults {
+                do {
+                    store.faults = try StoreFaults(parsing: ["none", "off"].contains(spec) ? "" : spec)
+                } catch {
+                    response.ok = false
+                    response.error = error.message
+                }
+            }
+            response.storeFaults = store.faults.description
         case "pause":
             await sync.pause()
         case "resume":

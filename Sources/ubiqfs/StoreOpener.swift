@@ -8,7 +8,9 @@ import S3Store
 /// writes honoured); a state dir remembers that its store passed, so a device that is
 /// offline at mount can still start and work locally.
 enum StoreOpener {
-    static func open(_ address: String, container: String, faults: String?) throws -> any ContainerStore {
+    /// Always behind a `FaultyStore`, without faults unless asked: `ubiqfs faults` can add
+    /// them to a running mount (a wrapper with nothing to inject only passes calls on).
+    static func open(_ address: String, container: String, faults: String?) throws -> FaultyStore {
         var store: any ContainerStore
         do {
             if S3Location.isS3(address) {
@@ -20,12 +22,9 @@ enum StoreOpener {
         } catch {
             throw CommandFailure("the store \(address) is unusable: \(error.message)")
         }
-        if let faults {
-            do { store = FaultyStore(store, faults: try StoreFaults(parsing: faults)) } catch {
-                throw CommandFailure("--store-faults: \(error.message)")
-            }
+        do { return FaultyStore(store, faults: try StoreFaults(parsing: faults ?? "")) } catch {
+            throw CommandFailure("--store-faults: \(error.message)")
         }
-        return store
     }
 
     static func verify(_ store: any ContainerStore, stateDir: String) throws {

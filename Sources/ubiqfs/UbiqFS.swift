@@ -11,7 +11,7 @@ struct UbiqFS: ParsableCommand {
         version: version,
         subcommands: [
             MountCommand.self, UnmountCommand.self, StatusCommand.self, SyncCommand.self,
-            PauseCommand.self, ResumeCommand.self, LocksCommand.self,
+            PauseCommand.self, ResumeCommand.self, LocksCommand.self, FaultsCommand.self,
             PinCommand.self, UnpinCommand.self, EvictCommand.self, DownloadCommand.self,
             WatchCommand.self, VersionsCommand.self, RestoreCommand.self,
         ]

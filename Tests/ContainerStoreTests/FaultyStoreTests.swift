@@ -45,6 +45,17 @@ import ItemModel
         #expect(ContinuousClock.now - started < .milliseconds(90))
     }
 
+    @Test func aHangEndsWhenTheFaultsAreLifted() async throws {
+        let base = InMemoryStore()
+        try await base.put("k", [1])
+        let store = FaultyStore(base, faults: try StoreFaults(parsing: "hang"))
+        let call = Task { try await store.get("k") }
+        try await Task.sleep(for: .milliseconds(300))
+        store.faults = StoreFaults()
+        // The call that was hanging goes through, as if the network came back.
+        #expect(try await call.value == [1])
+    }
+
     @Test func aHangEndsWhenTheCallerGivesUp() async throws {
         let store = FaultyStore(InMemoryStore(), faults: try StoreFaults(parsing: "hang"))
         let call = Task { try await store.get("container.json") }

@@ -16,17 +16,20 @@ import Testing
         try await fixture.sh("""
             seq 1 20000 > \(m)/keep.txt
             \(bin) sync \(m) --wait
+            \(bin) evict \(m)/keep.txt
             # The program that fills the disk is told so.
             ! dd if=/dev/zero of=\(m)/big bs=1M count=100 2> err
             grep -q "No space left on device" err
-            # Nothing else is hurt: the other file, the listing, the control socket.
-            seq 1 20000 | cmp - \(m)/keep.txt
+            # Reading a placeholder needs room too, and says so (never EIO or zeros).
+            ! cat \(m)/keep.txt > /dev/null 2> err
+            grep -q "No space left on device" err
             ls \(m) | grep -q big
             \(bin) status \(m) > /dev/null
             # Space back, work goes on.
             rm \(m)/big
             echo after > \(m)/after.txt
             test "$(cat \(m)/after.txt)" = after
+            seq 1 20000 | cmp - \(m)/keep.txt
             \(bin) sync \(m) --wait
             """)
         try await fixture.unmount(m)
@@ -63,5 +66,29 @@ import Testing
         let again = try await fixture.mount("m")
         try await fixture.sh("test \"$(cat \(again)/keep.txt)\" = keep && test \"$(cat \(again)/later.txt)\" = later")
         try await fixture.unmount(again)
+    }
+
+    @Test func faultsChangeOnARunningMount() async throws {
+        let fixture = try MountFixture()
+        let bin = MountFixture.binary
+        let m = try await fixture.mount("m")
+        try await fixture.sh("""
+            seq 1 1000 > \(m)/f.txt
+            \(bin) sync \(m) --wait
+            \(bin) evict \(m)/f.txt
+            test "$(\(bin) faults \(m))" = "store faults: none"
+            \(bin) faults \(m) hang,latency=10ms | grep -q "hang"
+            \(bin) status \(m) | grep -q "store faults: *latency=10.*hang"
+            ! \(bin) faults \(m) explode 2> err
+            grep -q "is not one of" err
+            # A reader of the placeholder waits for the hung store; lifting the faults lets it through.
+            cat \(m)/f.txt > out & reader=$!
+            sleep 1
+            kill -0 $reader
+            \(bin) faults \(m) off
+            wait $reader
+            seq 1 1000 | cmp - out
+            ! \(bin) status \(m) | grep -q "store faults"
+            """)
     }
 }
