@@ -32,7 +32,8 @@ public final class FaultyStore: ContainerStore {
         if faults.blocksOnly && !key.hasPrefix(ContainerLayout.blockPrefix) { return }
         do {
             // A hang lasts until the caller gives up or the faults are changed (`ubiqfs faults`).
-            while faults.hang && self.faults.hang && !Task.isCancelled {
+            while faults.hang && self.faults.hang {
+                try Task.checkCancellation()
                 try await Task.sleep(for: .milliseconds(100))
             }
             if faults.latency > .zero { try await Task.sleep(for: faults.latency) }
@@ -64,11 +65,23 @@ public final class FaultyStore: ContainerStore {
     public func put(_ key: String, _ bytes: [UInt8]) async throws(StoreError) {
         try await inject(key, bytes: bytes.count)
         try await base.put(key, bytes)
+        try loseReply(key)
     }
 
     public func putIfAbsent(_ key: String, _ bytes: [UInt8]) async throws(StoreError) -> Bool {
         try await inject(key, bytes: bytes.count)
-        return try await base.putIfAbsent(key, bytes)
+        let stored = try await base.putIfAbsent(key, bytes)
+        try loseReply(key)
+        return stored
+    }
+
+    /// The write happened; the caller is told it may not have.
+    private func loseReply(_ key: String) throws(StoreError) {
+        let (faults, roll) = state.withLock { state in (state.faults, state.random.unit()) }
+        if faults.blocksOnly && !key.hasPrefix(ContainerLayout.blockPrefix) { return }
+        if roll < faults.lostReplyRate {
+            throw StoreError(code: .unreachable, message: "injected lost reply for \(key)")
+        }
     }
 
     public func exists(_ key: String) async throws(StoreError) -> Bool {
@@ -84,6 +97,7 @@ public final class FaultyStore: ContainerStore {
     public func delete(_ key: String) async throws(StoreError) {
         try await inject(key)
         try await base.delete(key)
+        try loseReply(key)
     }
 
     public func watch(prefix: String, onChange: @escaping @Sendable () -> Void) -> (any StoreWatch)? {

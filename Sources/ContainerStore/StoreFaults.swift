@@ -11,6 +11,9 @@ public struct StoreFaults: Sendable, Equatable, CustomStringConvertible {
     public var latency: Duration = .zero
     public var bytesPerSecond: Int64?
     public var errorRate: Double = 0
+    /// Writes that happen but whose reply is lost (the caller sees an error): a commit
+    /// must then not be applied twice.
+    public var lostReplyRate: Double = 0
     public var hang = false
     public var blocksOnly = false
     public var seed: UInt64 = 1
@@ -31,6 +34,9 @@ public struct StoreFaults: Sendable, Equatable, CustomStringConvertible {
             case ("errors", let value?):
                 guard let rate = Double(value), (0...1).contains(rate) else { throw Self.bad(part) }
                 errorRate = rate
+            case ("lost", let value?):
+                guard let rate = Double(value), (0...1).contains(rate) else { throw Self.bad(part) }
+                lostReplyRate = rate
             case ("seed", let value?):
                 guard let number = UInt64(value) else { throw Self.bad(part) }
                 seed = number
@@ -50,13 +56,14 @@ public struct StoreFaults: Sendable, Equatable, CustomStringConvertible {
         }
         if let bytesPerSecond { parts.append("bandwidth=\(bytesPerSecond)") }
         if errorRate > 0 { parts.append("errors=\(errorRate)") }
+        if lostReplyRate > 0 { parts.append("lost=\(lostReplyRate)") }
         if hang { parts.append("hang") }
         if blocksOnly { parts.append("blocks") }
         return parts.joined(separator: ",")
     }
 
     private static func bad(_ part: String) -> StoreError {
-        StoreError(code: .configuration, message: "store fault '\(part)' is not one of latency=D, bandwidth=B, errors=P, seed=N, hang, blocks")
+        StoreError(code: .configuration, message: "store fault '\(part)' is not one of latency=D, bandwidth=B, errors=P, lost=P, seed=N, hang, blocks")
     }
 
     static func duration(_ text: String) -> Duration? {

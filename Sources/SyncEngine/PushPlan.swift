@@ -17,6 +17,13 @@ struct PushPlan: Sendable {
         var change: Change
         var changeGen: Int64
         var upload: ContentUpload?
+
+        var itemID: ItemID {
+            switch change {
+            case .upsert(let item): item.id
+            case .delete(let id): id
+            }
+        }
     }
 
     var entries: [Entry] = []

@@ -3,4 +3,6 @@ enum SettingKey {
     static let lastSeq = "lastSeq"
     static let deviceID = "deviceID"
     static let containerID = "containerID"
+    /// An `UncertainCommit` (JSON) until the pull decides whose record its seq holds.
+    static let uncertainCommit = "uncertainCommit"
 }

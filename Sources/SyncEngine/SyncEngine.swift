@@ -56,6 +56,8 @@ public actor SyncEngine {
     private var nextGeneration: UInt64 = 1
     /// A remote change waits for this file, open for writing here, to be closed.
     private var waitingFor: String?
+    /// Our last commit, while nobody knows whether it landed.
+    private var uncertain: UncertainCommit?
 
     public init(
         store: any ContainerStore, info: ContainerInfo, device: DeviceIdentity, metadata: MetadataStore,
@@ -74,6 +76,7 @@ public actor SyncEngine {
         self.logger = logger
         do {
             lastSeq = UInt64(try metadata.setting(SettingKey.lastSeq) ?? "0") ?? 0
+            uncertain = try metadata.setting(SettingKey.uncertainCommit).flatMap { try? JSONDecoder().decode(UncertainCommit.self, from: Data($0.utf8)) }
         } catch {
             throw SyncError(code: .metadata, message: "cannot read the journal position", cause: error)
         }
@@ -257,6 +260,26 @@ public actor SyncEngine {
                 remember("journal record \(seq) skipped: \(error.message)", in: &errors)
             }
             guard try await apply(record, seq: seq) else { return false }
+            try await settleUncertain(record, seq: seq)
+        }
+    }
+
+    /// The pull reached the seq of a commit whose outcome was unknown: if the record is
+    /// ours, finish that commit now; if another device's, ours did not land (its rows are
+    /// still dirty and go in a later commit).
+    private func settleUncertain(_ record: JournalRecord, seq: UInt64) async throws(SyncError) {
+        guard let pending = uncertain, seq >= pending.seq else { return }
+        uncertain = nil
+        if seq == pending.seq && record.commit == pending.commit {
+            logger.notice("journal \(seq) is this device's commit whose reply was lost; settled, not committed again")
+            let plan = try await metadataRead("cannot read items for journal \(seq)") { db in
+                pending.settlingPlan(for: record) { id in try? ItemRow.find(id: id, db)?.inode }
+            }
+            try await committed(plan, seq: seq, time: pending.time)
+        } else {
+            _ = try await metadataCall("cannot clear the uncertain commit") { db in
+                try db.execute(sql: "DELETE FROM setting WHERE key = ?", arguments: [SettingKey.uncertainCommit])
+            }
         }
     }
 
@@ -422,7 +445,15 @@ public actor SyncEngine {
             throw SyncError(code: .store, message: "cannot encode journal \(seq)", cause: error)
         }
         let key = ContainerLayout.journalKey(seq)
+        // Until the store answers, nobody knows whether this lands: remember it durably.
+        let pending = UncertainCommit(seq: seq, record: record, plan: plan)
+        let pendingJSON = String(decoding: try Self.encodeUncertain(pending), as: UTF8.self)
+        _ = try await metadataCall("cannot record commit \(seq) as pending") { db in
+            try MetadataStore.setSetting(SettingKey.uncertainCommit, pendingJSON, db)
+        }
+        uncertain = pending
         let won = try await storeCall("cannot commit \(key)") { [store] () throws(StoreError) in try await store.putIfAbsent(key, bytes) }
+        // "Already there" may be a retry of our own write that landed: the pull decides.
         guard won else {
             logger.debug("journal \(seq) was taken by another device; rebasing")
             return .raced
@@ -433,6 +464,12 @@ public actor SyncEngine {
             await writeCheckpoint(seq)
         }
         return .committed
+    }
+
+    private static func encodeUncertain(_ pending: UncertainCommit) throws(SyncError) -> Data {
+        do { return try JSONEncoder().encode(pending) } catch {
+            throw SyncError(code: .metadata, message: "cannot encode a pending commit", cause: error)
+        }
     }
 
     /// Our record is in the journal: its items' committed base moves to it, and rows
@@ -476,8 +513,10 @@ public actor SyncEngine {
                 try row.update(db)
             }
             try MetadataStore.setSetting(SettingKey.lastSeq, String(seq), db)
+            try db.execute(sql: "DELETE FROM setting WHERE key = ?", arguments: [SettingKey.uncertainCommit])
         }
         lastSeq = seq
+        uncertain = nil
         // The items' state (pending -> local) changed.
         invalidations.invalidate(plan.entries.map { .inode($0.ino, data: false) })
         if feed.isWatched {

@@ -131,32 +131,3 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: dir + "/quarantine"))
     }
 }
-
-/// Deleting frees disk space at once, even while the delete waits for the store.
-@Suite struct OfflineDeleteTests {
-    @Test func aDeleteFreesItsContentBeforeItIsPushed() async throws {
-        let store = InMemoryStore()
-        let link = FaultyStore(store, faults: StoreFaults())
-        let device = try await TestDevice(store: link, name: "a")
-        try await device.write("big.bin", [UInt8](repeating: 7, count: 1 << 20))
-        try await device.write("new.bin", [UInt8](repeating: 8, count: 1 << 20))
-        try await device.sync()
-        link.faults = try StoreFaults(parsing: "errors=1")
-        try await device.write("draft.bin", [UInt8](repeating: 9, count: 1 << 20))
-        let inodes = [try #require(device.inode("big.bin")), try #require(device.inode("draft.bin"))]
-        try device.remove("big.bin")
-        try device.remove("draft.bin")
-        // The kernel forgets unlinked inodes; this test's lookups stand in for its own.
-        for ino in inodes { device.core.forget(ino, count: .max) }
-        for ino in inodes { #expect(device.cache.status(ino) == nil) }
-        #expect(device.core.cacheBytes() < 1 << 21)
-
-        // The deletes still reach the store, and a restart finds nothing "lost".
-        link.faults = StoreFaults()
-        try await device.sync()
-        let other = try await TestDevice(store: store, name: "b")
-        #expect(try await other.tree() == ["new.bin": String(repeating: "\u{8}", count: 1 << 20)])
-        await device.shutdown()
-        await other.shutdown()
-    }
-}

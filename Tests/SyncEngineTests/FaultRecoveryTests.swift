@@ -1,0 +1,103 @@
+import CloudFileSystem
+import ContainerStore
+import Foundation
+import ItemModel
+import Testing
+
+/// Store faults a device must survive without losing or doubling anything.
+@Suite struct FaultRecoveryTests {
+    /// Deleting frees disk space at once, even while the delete waits for the store.
+    @Test func aDeleteFreesItsContentBeforeItIsPushed() async throws {
+        let store = InMemoryStore()
+        let link = FaultyStore(store, faults: StoreFaults())
+        let device = try await TestDevice(store: link, name: "a")
+        try await device.write("big.bin", [UInt8](repeating: 7, count: 1 << 20))
+        try await device.write("new.bin", [UInt8](repeating: 8, count: 1 << 20))
+        try await device.sync()
+        link.faults = try StoreFaults(parsing: "errors=1")
+        try await device.write("draft.bin", [UInt8](repeating: 9, count: 1 << 20))
+        let inodes = [try #require(device.inode("big.bin")), try #require(device.inode("draft.bin"))]
+        try device.remove("big.bin")
+        try device.remove("draft.bin")
+        // The kernel forgets unlinked inodes; this test's lookups stand in for its own.
+        for ino in inodes { device.core.forget(ino, count: .max) }
+        for ino in inodes { #expect(device.cache.status(ino) == nil) }
+        #expect(device.core.cacheBytes() < 1 << 21)
+
+        // The deletes still reach the store, and a restart finds nothing "lost".
+        link.faults = StoreFaults()
+        try await device.sync()
+        let other = try await TestDevice(store: store, name: "b")
+        #expect(try await other.tree() == ["new.bin": String(repeating: "\u{8}", count: 1 << 20)])
+        await device.shutdown()
+        await other.shutdown()
+    }
+
+    /// Writes reach the store but every reply is lost: the device must recognise its own
+    /// commit when it reads it back, and neither commit it twice nor see a conflict.
+    @Test func aCommitWhoseReplyWasLostIsNotAppliedTwice() async throws {
+        let store = InMemoryStore()
+        let link = FaultyStore(store, faults: StoreFaults())
+        let a = try await TestDevice(store: link, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        link.faults = try StoreFaults(parsing: "lost=1")
+        try a.mkdir("folder")
+        try await a.write("folder/doc.txt", "written once")
+        // Blocks first (already there the next time), then the record: each attempt "fails".
+        var attempts = 0
+        while try await store.list(prefix: "journal/", startAfter: nil, limit: 10).isEmpty && attempts < 5 {
+            await #expect(throws: (any Error).self) { try await a.sync() }
+            attempts += 1
+        }
+        #expect(try await store.list(prefix: "journal/", startAfter: nil, limit: 10).count == 1)
+
+        link.faults = StoreFaults()
+        try await a.sync()
+        try await a.sync()
+        try await b.sync()
+
+        #expect(try await store.list(prefix: "journal/", startAfter: nil, limit: 10).count == 1)
+        let expected = ["folder": "/", "folder/doc.txt": "written once"]
+        #expect(try await a.tree() == expected)
+        #expect(try await b.tree() == expected)
+
+        // Every later reply lost too, on a mix of changes: still one record per commit.
+        link.faults = try StoreFaults(parsing: "lost=0.5,seed=3")
+        for round in 0..<6 {
+            try await a.write("folder/doc.txt", "round \(round)")
+            try a.rename("folder/doc.txt", "folder/doc-\(round).txt")
+            try a.rename("folder/doc-\(round).txt", "folder/doc.txt")
+            _ = try? await a.sync()
+        }
+        link.faults = StoreFaults()
+        try await a.sync()
+        try await b.sync()
+        #expect(try await a.tree() == ["folder": "/", "folder/doc.txt": "round 5"])
+        #expect(try await b.tree() == a.tree())
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    /// The same after a crash: the pending commit was written down before the store call.
+    @Test func aLostReplyIsSettledAfterARestart() async throws {
+        let store = InMemoryStore()
+        let link = FaultyStore(store, faults: StoreFaults())
+        let a = try await TestDevice(store: link, name: "a")
+        link.faults = try StoreFaults(parsing: "lost=1")
+        try await a.write("doc.txt", "once")
+        var attempts = 0
+        while try await store.list(prefix: "journal/", startAfter: nil, limit: 10).isEmpty && attempts < 5 {
+            _ = try? await a.sync()
+            attempts += 1
+        }
+        // Stopped before any pull could tell (as by a crash).
+        link.faults = try StoreFaults(parsing: "errors=1")
+        await a.shutdown()
+
+        let restarted = try await TestDevice(store: store, name: "a", stateDir: a.stateDir)
+        try await restarted.sync()
+        #expect(try await store.list(prefix: "journal/", startAfter: nil, limit: 10).count == 1)
+        #expect(try await restarted.tree() == ["doc.txt": "once"])
+        await restarted.shutdown()
+    }
+}
