@@ -105,6 +105,7 @@ public final class FaultyStore: ContainerStore {
     }
 
     public func verify() async throws(StoreError) {
+        try await inject(".ubiqfs-probe/")
         try await base.verify()
     }
 }

@@ -3,12 +3,22 @@ import ItemModel
 import MetadataStore
 
 /// Opens a container: reads `container.json`, or creates it (put-if-absent, so two
-/// devices creating one container at once agree), and binds the state dir to it.
+/// devices creating one container at once agree), and binds the state dir to it. A copy
+/// is kept in the state database, so a device that joined before starts offline too.
+/// Every store call is bounded by `timeout`: a hung store never holds a mount forever.
 public enum ContainerBootstrap {
     public static func open(
-        store: any ContainerStore, metadata: MetadataStore, deviceName: String
+        store: any ContainerStore, metadata: MetadataStore, deviceName: String, timeout: Duration = .seconds(60)
     ) async throws(SyncError) -> (ContainerInfo, DeviceIdentity) {
-        let info = try await readOrCreate(store)
+        let info: ContainerInfo
+        do {
+            info = try await readOrCreate(store, timeout: timeout)
+        } catch where error.code == .unreachable {
+            guard let known = try? metadata.setting(SettingKey.containerInfo).flatMap({ try? RecordCodec.decode(ContainerInfo.self, from: Array($0.utf8)) }) else {
+                throw error
+            }
+            info = known
+        }
         guard info.format == ContainerInfo.currentFormat else {
             throw SyncError(code: .container, message: "the container has format \(info.format); this ubiqfs supports \(ContainerInfo.currentFormat)")
         }
@@ -19,6 +29,9 @@ public enum ContainerBootstrap {
             let (boundID, deviceID) = try await metadata.write { db -> (String?, String) in
                 let bound = try MetadataStore.setting(SettingKey.containerID, db)
                 if bound == nil { try MetadataStore.setSetting(SettingKey.containerID, info.id, db) }
+                if bound == nil || bound == info.id {
+                    try MetadataStore.setSetting(SettingKey.containerInfo, String(decoding: try RecordCodec.encode(info), as: UTF8.self), db)
+                }
                 var device = try MetadataStore.setting(SettingKey.deviceID, db)
                 if device == nil {
                     let fresh = ItemID.random().rawValue
@@ -38,10 +51,10 @@ public enum ContainerBootstrap {
         }
     }
 
-    private static func readOrCreate(_ store: any ContainerStore) async throws(SyncError) -> ContainerInfo {
+    private static func readOrCreate(_ store: any ContainerStore, timeout: Duration) async throws(SyncError) -> ContainerInfo {
         for _ in 0..<3 {
             do {
-                let bytes = try await store.get(ContainerLayout.infoKey)
+                let bytes = try await StoreDeadline.run(timeout) { () throws(StoreError) in try await store.get(ContainerLayout.infoKey) }
                 do {
                     return try RecordCodec.decode(ContainerInfo.self, from: bytes)
                 } catch {
@@ -53,7 +66,7 @@ public enum ContainerBootstrap {
                 let info = ContainerInfo(id: ItemID.random().rawValue, created: Timestamp.now())
                 do {
                     let bytes = try RecordCodec.encode(info)
-                    if try await store.putIfAbsent(ContainerLayout.infoKey, bytes) { return info }
+                    if try await StoreDeadline.run(timeout, { () throws(StoreError) in try await store.putIfAbsent(ContainerLayout.infoKey, bytes) }) { return info }
                 } catch {
                     throw SyncEngine.wrap(error, "cannot create the container in \(store.displayName)")
                 }

@@ -5,8 +5,8 @@ import Synchronization
 /// unreachable after `limit` instead of holding a reader or the sync loop forever. The
 /// call is not awaited past the limit (a call stuck in a syscall cannot be cancelled); it
 /// is cancelled and left to finish on its own.
-enum StoreDeadline {
-    static func run<T: Sendable>(
+public enum StoreDeadline {
+    public static func run<T: Sendable>(
         _ limit: Duration, _ body: @escaping @Sendable () async throws(StoreError) -> T
     ) async throws(StoreError) -> T {
         let result: Result<T, StoreError> = await withCheckedContinuation { continuation in

@@ -94,8 +94,9 @@ final class Daemon {
             throw CommandFailure("another ubiqfs daemon is using the state dir \(stateDir)")
         }
         let store = try StoreOpener.open(options.resolvedStore, container: options.container, faults: options.storeFaults)
-        try StoreOpener.verify(store, stateDir: stateDir)
         var configuration = SyncConfiguration()
+        if let seconds = options.storeTimeout, seconds > 0 { configuration.storeTimeout = .milliseconds(Int(seconds * 1000)) }
+        try StoreOpener.verify(store, stateDir: stateDir, timeout: configuration.storeTimeout)
         if let poll = options.pollInterval { configuration.pollInterval = .milliseconds(Int(poll * 1000)) }
         if let interval = options.checkpointInterval, interval > 0 { configuration.checkpointInterval = interval }
         guard options.keepVersions >= 0, options.keepVersions < 100_000 else { throw CommandFailure("--keep-versions takes a number of days") }

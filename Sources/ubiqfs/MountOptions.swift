@@ -39,6 +39,10 @@ struct MountOptions: ParsableArguments {
     @Option(help: .hidden)
     var pollInterval: Double?
 
+    /// Seconds a store call may take before the store counts as unreachable (tests shorten it).
+    @Option(help: .hidden)
+    var storeTimeout: Double?
+
     @Option(help: "Inject faults into every store call, to see how a bad network feels: latency=D (300ms, 2s), bandwidth=B (bytes/s: 512K, 2M), errors=P (0 to 1), lost=P (writes that happen but whose reply is lost), hang, blocks (only block transfers); comma-separated. `ubiqfs faults` changes them while mounted.")
     var storeFaults: String?
 

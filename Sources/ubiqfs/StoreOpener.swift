@@ -1,6 +1,7 @@
 import ContainerStore
 import Foundation
 import S3Store
+import SyncEngine
 
 /// Turns `--store` into a store: `s3://BUCKET/PREFIX` is an S3-compatible service
 /// (credentials, region and endpoint from the AWS environment and files), anything else
@@ -27,11 +28,11 @@ enum StoreOpener {
         }
     }
 
-    static func verify(_ store: any ContainerStore, stateDir: String) throws {
+    static func verify(_ store: any ContainerStore, stateDir: String, timeout: Duration) throws {
         let marker = stateDir + "/store-verified"
         let name = store.displayName
         do {
-            try Blocking.wait { try await store.verify() }
+            try Blocking.wait { try await StoreDeadline.run(timeout) { () throws(StoreError) in try await store.verify() } }
             // Like everything in the state dir, private to its owner.
             _ = FileManager.default.createFile(atPath: marker, contents: Data(name.utf8), attributes: [.posixPermissions: 0o600])
         } catch let error as StoreError where error.code == .unreachable {

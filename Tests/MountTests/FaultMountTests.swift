@@ -91,4 +91,26 @@ import Testing
             ! \(bin) status \(m) | grep -q "store faults"
             """)
     }
+
+    /// A hung store at mount: a device that joined before starts offline and works; a new
+    /// device is refused with a reason. Neither waits longer than the store timeout.
+    @Test func aHungStoreAtMountNeitherBlocksNorLosesWork() async throws {
+        let fixture = try MountFixture()
+        let bin = MountFixture.binary
+        let m = try await fixture.mount("m")
+        try await fixture.sh("echo before > \(m)/before.txt && \(bin) sync \(m) --wait")
+        try await fixture.unmount(m)
+        let hung = ["--store-faults", "hang", "--store-timeout", "2"]
+        let again = try await fixture.mount("m", extra: hung)
+        try await fixture.sh("""
+            test "$(cat \(again)/before.txt)" = before
+            echo offline > \(again)/offline.txt
+            \(bin) status \(again) | grep -q offline
+            \(bin) faults \(again) off
+            \(bin) sync \(again) --wait
+            """)
+        let other = try await fixture.mount("other")
+        try await fixture.sh("test \"$(cat \(other)/offline.txt)\" = offline")
+        await #expect(throws: (any Error).self) { try await fixture.mount("new", extra: hung) }
+    }
 }
