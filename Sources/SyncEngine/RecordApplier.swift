@@ -25,6 +25,11 @@ struct RecordApplier {
     private var pending: [PendingEvent] = []
     /// The record being applied: who committed it and when, for file versions.
     private var committer = (device: "", time: Int64(0))
+    /// Ids that an operation later in the current record places or deletes (a swap, a
+    /// rename over an item the record also deletes): one of them in the way is not a clash.
+    private var comingLater: [ItemID: Int] = [:]
+    /// Items stepped aside to a private name for such an operation, with their name.
+    private var displaced: [Int64: (parent: Int64, name: ByteString)] = [:]
 
     /// An event whose path is resolved once the whole record is applied (a later
     /// operation of the record may move the item's folder).
@@ -56,13 +61,24 @@ struct RecordApplier {
     }
 
     private func currentPath(_ ino: Int64) throws -> String? {
-        watched ? try ItemRow.path(of: ino, db) : nil
+        guard watched else { return nil }
+        // A stepped-aside item is shown at the name it had.
+        if let origin = displaced[ino], try ItemRow.find(ino: ino, db)?.itemName.bytes.first == 0 {
+            let folder = try ItemRow.path(of: origin.parent, db)
+            return (folder == "/" ? "" : folder) + "/" + origin.name.description
+        }
+        return try ItemRow.path(of: ino, db)
     }
 
     mutating func apply(_ record: JournalRecord, seq: UInt64) throws {
         let own = record.device == device.id
         committer = (record.deviceName, record.time)
+        comingLater = [:]
+        displaced = [:]
+        for operation in record.ops { comingLater[operation.itemID, default: 0] += 1 }
         for operation in record.ops {
+            comingLater[operation.itemID]? -= 1
+            if comingLater[operation.itemID] == 0 { comingLater[operation.itemID] = nil }
             switch operation {
             case .upsert(let raw):
                 let item: ItemSnapshot
@@ -81,6 +97,7 @@ struct RecordApplier {
                 try delete(id)
             }
         }
+        try settleDisplaced()
         try MetadataStore.setSetting(SettingKey.lastSeq, String(seq), db)
         for event in pending {
             let path = try event.path ?? ItemRow.path(of: event.ino, db)
@@ -338,6 +355,15 @@ struct RecordApplier {
     /// Two items cannot share a name: the one already here steps aside as `name (n)`.
     private mutating func makeRoom(parent: Int64, name: ByteString, keeping id: ItemID) throws {
         guard var other = try ItemRow.child(of: parent, named: name, db), other.itemID != id else { return }
+        if comingLater[other.itemID] != nil && other.dirtyFlags.isEmpty {
+            // The record itself moves or deletes it next: step aside quietly, as the
+            // committing device did (NUL is in no real name, so this clashes with nothing).
+            displaced[other.inode] = displaced[other.inode] ?? (parent, name)
+            other.itemName = ByteString(Array("\0displaced \(other.inode)".utf8))
+            try other.update(db)
+            outcome.invalidations.append(.entry(parent: parent, name: name.bytes))
+            return
+        }
         let newName = try freeName(name, parent: parent)
         let oldPath = try currentPath(other.inode)
         other.itemName = newName
@@ -349,6 +375,18 @@ struct RecordApplier {
         outcome.conflicts.append(message)
         note(.moved, other.inode, from: oldPath)
         note(.conflict, other.inode, detail: message)
+    }
+
+    /// An item stepped aside that its own operation did not place (a record that is not
+    /// what its committer meant): it gets a free name near its old one and is pushed.
+    private mutating func settleDisplaced() throws {
+        for (ino, origin) in displaced.sorted(by: { $0.key < $1.key }) {
+            guard var row = try ItemRow.find(ino: ino, db), !row.deleted, row.itemName.bytes.first == 0 else { continue }
+            row.itemName = try freeName(origin.name, parent: row.parent ?? origin.parent)
+            row.markChanged(.metadata, now: now)
+            try row.update(db)
+            outcome.invalidations.append(.entry(parent: row.parent ?? origin.parent, name: row.itemName.bytes))
+        }
     }
 
     private func freeName(_ name: ByteString, parent: Int64) throws -> ByteString {
