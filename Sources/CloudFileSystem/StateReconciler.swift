@@ -11,8 +11,11 @@ public enum StateReconciler {
         let cached = Set(cache.cachedInodes())
         let outcome = try metadata.write { db -> (purged: [Int64], lost: [String], stray: [Int64]) in
             // Deleted rows whose delete needs no push are unused now (no kernel, no handles).
-            let purged = try Int64.fetchAll(db, sql: "SELECT ino FROM item WHERE deleted = 1 AND dirty = 0")
+            var purged = try Int64.fetchAll(db, sql: "SELECT ino FROM item WHERE deleted = 1 AND dirty = 0")
             try db.execute(sql: "DELETE FROM item WHERE deleted = 1 AND dirty = 0")
+            // Deletes still to push need no content: free it now, as an unused unlink does.
+            purged += try Int64.fetchAll(db, sql: "SELECT ino FROM item WHERE deleted = 1 AND content = ?", arguments: [ContentState.local.rawValue])
+            try db.execute(sql: "UPDATE item SET content = ? WHERE deleted = 1", arguments: [ContentState.placeholder.rawValue])
             var lost: [String] = []
             let local = try ItemRow.filter(ItemRow.Columns.content == ContentState.local.rawValue && ItemRow.Columns.kind == ItemKind.file.rawValue).fetchAll(db)
             for var row in local where !cached.contains(row.inode) {

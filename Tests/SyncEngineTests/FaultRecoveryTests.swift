@@ -2,6 +2,7 @@ import CloudFileSystem
 import ContainerStore
 import Foundation
 import ItemModel
+import Logging
 import Testing
 
 /// Store faults a device must survive without losing or doubling anything.
@@ -99,5 +100,30 @@ import Testing
         #expect(try await store.list(prefix: "journal/", startAfter: nil, limit: 10).count == 1)
         #expect(try await restarted.tree() == ["doc.txt": "once"])
         await restarted.shutdown()
+    }
+
+    /// A restart frees the content of deletes still waiting for the store, and says nothing is lost.
+    @Test func aRestartFreesTheContentOfUnpushedDeletes() async throws {
+        let store = InMemoryStore()
+        let link = FaultyStore(store, faults: StoreFaults())
+        let a = try await TestDevice(store: link, name: "a")
+        try await a.write("big.bin", [UInt8](repeating: 7, count: 1 << 20))
+        try await a.sync()
+        link.faults = try StoreFaults(parsing: "errors=1")
+        let ino = try #require(a.inode("big.bin"))
+        // Still looked up (no forget), as when the daemon stops with the kernel holding it.
+        try a.remove("big.bin")
+        #expect(a.cache.status(ino) != nil)
+        await a.shutdown()
+        // What a restart does first, before any store call.
+        try StateReconciler.reconcile(metadata: a.metadata, cache: a.cache, logger: Logger(label: "test"))
+        #expect(a.cache.status(ino) == nil)
+
+        let restarted = try await TestDevice(store: store, name: "a", stateDir: a.stateDir)
+        try await restarted.sync()
+        let other = try await TestDevice(store: store, name: "b")
+        #expect(try await other.tree().isEmpty)
+        await restarted.shutdown()
+        await other.shutdown()
     }
 }

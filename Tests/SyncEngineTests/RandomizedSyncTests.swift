@@ -22,8 +22,9 @@ import Testing
 ///
 /// Soak mode: `UBIQFS_SOAK_MINUTES=N` runs batches (3 fresh devices, `UBIQFS_RANDOM_ROUNDS`
 /// rounds, default 8) until N minutes have passed; batch 0 uses the base seed, batch i the
-/// i-th output of `SplitMix64(base seed)`. Without it the test runs batches for
-/// `ciBudget` (at least one); with only `UBIQFS_RANDOM_SEED` it runs exactly that batch.
+/// i-th output of `SplitMix64(base seed)`. Without it the test runs the first `ciBatches`
+/// batches (a count, not a time: CI runs the same seeds on any machine); with only
+/// `UBIQFS_RANDOM_SEED` it runs exactly that batch.
 /// The last line printed counts rounds, operations by kind, invariants checked, conflict
 /// copies seen, seeds and elapsed time.
 ///
@@ -50,20 +51,15 @@ import Testing
     static let seed = explicitSeed ?? 20_250_601
     static let rounds = environment["UBIQFS_RANDOM_ROUNDS"].flatMap { Int($0) } ?? 8
     static let soakMinutes = environment["UBIQFS_SOAK_MINUTES"].flatMap { Double($0) }
-    /// The CI budget: batches start while less than this has passed (one at least).
-    static let ciBudget: Duration = .seconds(40)
+    /// Batches in CI (about 3 s each in a debug build).
+    static let ciBatches = 12
 
     @Test func devicesConvergeWithoutLosingWrites() async throws {
         let clock = ContinuousClock()
         let start = clock.now
-        let budget: Duration? = if let soakMinutes = Self.soakMinutes {
-            .milliseconds(soakMinutes * 60_000)
-        } else if Self.explicitSeed != nil {
-            nil
-        } else {
-            Self.ciBudget
-        }
-        print("RandomizedSyncTests: UBIQFS_RANDOM_SEED=\(Self.seed) UBIQFS_RANDOM_ROUNDS=\(Self.rounds) budget=\(budget.map { "\($0)" } ?? "one batch")")
+        let budget: Duration? = Self.soakMinutes.map { .milliseconds($0 * 60_000) }
+        let batches = Self.soakMinutes != nil ? Int.max : Self.explicitSeed != nil ? 1 : Self.ciBatches
+        print("RandomizedSyncTests: UBIQFS_RANDOM_SEED=\(Self.seed) UBIQFS_RANDOM_ROUNDS=\(Self.rounds) " + (budget.map { "budget=\($0)" } ?? "batches=\(batches)"))
         var stats = SoakStats()
         var seeds = SplitMix64(seed: Self.seed)
         var failedBatches = 0
@@ -79,7 +75,7 @@ import Testing
             failureHeadlines += failures.map { String($0.prefix { $0 != "\n" }) }
             batch += 1
             // CI stops after three failing batches; a soak goes on to find every kind of failure.
-            guard let budget, clock.now - start < budget, failedBatches < 3 || Self.soakMinutes != nil else { break }
+            guard batch < batches, budget.map({ clock.now - start < $0 }) ?? true, failedBatches < 3 || Self.soakMinutes != nil else { break }
         }
         let elapsed = clock.now - start
         for headline in failureHeadlines { print("RandomizedSyncTests: FAILED \(headline)") }
