@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tests need, builds ubiqfs and runs the whole test suite: unit tests,
-# multi-device sync tests, and integration tests that mount real FUSE filesystems.
+# multi-device sync tests, integration tests that mount real FUSE filesystems, and the
+# conformance tests (Tests/Conformance/run.sh: differential test, fio, stress-ng).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -51,7 +52,13 @@ fi
 # One plain closing line with Swift Testing's counts (XCTest reports 0: we use Swift Testing).
 total=$(sed -n 's/.*Test run with \([0-9][0-9]*\) tests\{0,1\} in .*/\1/p' "$log" | tail -1)
 failed=$(grep -c '^✘ Test .*) failed after' "$log" || true)
+# Real programs from Debian and PyPI against real mounts (differential test, fio, stress-ng).
+set +e
+Tests/Conformance/run.sh
+conformance=$?
+set -e
 if [ -n "$total" ]; then
     echo "tests: $((total - failed)) passed, $failed failed"
 fi
+if [ "$status" -eq 0 ]; then status=$conformance; fi
 exit "$status"
