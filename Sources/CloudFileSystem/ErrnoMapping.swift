@@ -38,6 +38,8 @@ enum ErrnoMapping {
         case .noAttribute: ENODATA
         case .range: ERANGE
         case .tooBig: E2BIG
+        case .fileTooLarge: EFBIG
+        case .noDevice: ENXIO
         case .io: EIO
         case .noSpace: ENOSPC
         case .badHandle: EBADF

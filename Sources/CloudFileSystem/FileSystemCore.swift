@@ -102,6 +102,17 @@ public final class FileSystemCore: Sendable {
         return FileSystemError(.io, "\(error)", cause: error)
     }
 
+    /// A failed call on a cache file, as the program should see it: a full disk, a file
+    /// past the disk's size limit (EFBIG), or an I/O error.
+    static func localFailure(_ code: Int32, _ message: String, cause: (any Error)? = nil) -> FileSystemError {
+        let kind: FileSystemErrorCode = switch code {
+        case ENOSPC, EDQUOT: .noSpace
+        case EFBIG: .fileTooLarge
+        default: .io
+        }
+        return FileSystemError(kind, message + ": " + String(cString: strerror(code)), cause: cause)
+    }
+
     func row(_ ino: Int64) throws(FileSystemError) -> ItemRow {
         guard let row = try read({ db in try ItemRow.find(ino: ino, db) }) else {
             throw FileSystemError(.notFound, "no inode \(ino)")
@@ -144,12 +155,15 @@ public final class FileSystemCore: Sendable {
             size = 4096
         case .symlink:
             size = Int64(row.symlinkTarget?.bytes.count ?? 0)
+        case .fifo, .socket, .characterDevice, .blockDevice:
+            size = 0
         }
         if row.deleted { nlink = 0 }
         return ItemAttributes(
             ino: row.inode, kind: row.itemKind, permissions: UInt32(row.mode), nlink: nlink,
             uid: UInt32(row.uid), gid: UInt32(row.gid), size: size, blocks: blocks,
-            atime: row.atime, mtime: mtime, ctime: max(row.ctime, mtime)
+            atime: row.atime, mtime: mtime, ctime: max(row.ctime, mtime),
+            rdev: row.itemKind.isDevice ? UInt64(bitPattern: row.rdev ?? 0) : 0
         )
     }
 
@@ -198,7 +212,7 @@ public final class FileSystemCore: Sendable {
     // MARK: Creating
 
     private func insertNew(
-        parent: Int64, name: [UInt8], kind: ItemKind, mode: UInt32, caller: Caller, target: ByteString? = nil
+        parent: Int64, name: [UInt8], kind: ItemKind, mode: UInt32, caller: Caller, target: ByteString? = nil, rdev: UInt64? = nil
     ) throws(FileSystemError) -> ItemRow {
         let itemName = try Self.checkName(name)
         let now = Timestamp.now()
@@ -217,6 +231,7 @@ public final class FileSystemCore: Sendable {
                     uid: caller.uid, gid: gid, size: Int64(target?.bytes.count ?? 0), mtime: now, target: target
                 )
                 row.contentState = .local
+                row.rdev = rdev.map { Int64(bitPattern: $0) }
                 row.markChanged(kind == .file ? [.metadata, .content] : .metadata, now: now)
                 try row.insert(db)
                 var parentRow = folder
@@ -252,11 +267,17 @@ public final class FileSystemCore: Sendable {
         return try attributes(of: insertNew(parent: parent, name: name, kind: .symlink, mode: 0o777, caller: caller, target: ByteString(target)))
     }
 
-    public func mknod(parent: Int64, name: [UInt8], mode: UInt32, caller: Caller) throws(FileSystemError) -> ItemAttributes {
-        guard mode & UInt32(S_IFMT) == UInt32(S_IFREG) else {
-            throw FileSystemError(.notPermitted, "device nodes, fifos and sockets cannot be stored in a cloud container")
+    public func mknod(parent: Int64, name: [UInt8], mode: UInt32, rdev: UInt64 = 0, caller: Caller) throws(FileSystemError) -> ItemAttributes {
+        let kind: ItemKind
+        switch mode & UInt32(S_IFMT) {
+        case UInt32(S_IFREG), 0: kind = .file
+        case UInt32(S_IFIFO): kind = .fifo
+        case UInt32(S_IFSOCK): kind = .socket
+        case UInt32(S_IFCHR): kind = .characterDevice
+        case UInt32(S_IFBLK): kind = .blockDevice
+        default: throw FileSystemError(.invalid, "unknown file type")
         }
-        return try attributes(of: insertNew(parent: parent, name: name, kind: .file, mode: mode, caller: caller))
+        return try attributes(of: insertNew(parent: parent, name: name, kind: kind, mode: mode, caller: caller, rdev: kind.isDevice ? rdev : nil))
     }
 
     public func create(parent: Int64, name: [UInt8], mode: UInt32, flags: Int32, caller: Caller) throws(FileSystemError) -> (ItemAttributes, UInt64) {
@@ -413,6 +434,9 @@ public final class FileSystemCore: Sendable {
             switch row.itemKind {
             case .directory: throw FileSystemError(.isDirectory)
             case .symlink: throw FileSystemError(.invalid)
+            // The kernel serves these itself (and the mount is nodev); an open that reaches
+            // the daemon is a device node's: no device behind it here.
+            case .fifo, .socket, .characterDevice, .blockDevice: throw FileSystemError(.noDevice)
             case .file: break
             }
             return try openFile(row, flags: flags)
@@ -443,7 +467,7 @@ public final class FileSystemCore: Sendable {
             guard ftruncate(fd, 0) == 0 else {
                 let code = errno
                 Glibc.close(fd)
-                throw FileSystemError(code == ENOSPC ? .noSpace : .io, "truncate failed")
+                throw Self.localFailure(code, "truncate failed")
             }
             do { try noteContentChange(ino) } catch {
                 Glibc.close(fd)
@@ -512,7 +536,7 @@ public final class FileSystemCore: Sendable {
             do throws(SystemError) {
                 try Syscall.writeAll(fd: file.fd, data, at: at)
             } catch {
-                throw FileSystemError(error.errno == ENOSPC || error.errno == EDQUOT ? .noSpace : .io, "write failed", cause: error)
+                throw Self.localFailure(error.errno, "write failed", cause: error)
             }
             try noteContentChange(file.ino)
             return data.count
@@ -521,7 +545,7 @@ public final class FileSystemCore: Sendable {
 
     public func fsync(handle: UInt64) throws(FileSystemError) {
         guard let file = handles.file(handle) else { throw FileSystemError(.badHandle) }
-        guard Glibc.fsync(file.fd) == 0 else { throw FileSystemError(errno == ENOSPC ? .noSpace : .io, "fsync failed") }
+        guard Glibc.fsync(file.fd) == 0 else { throw Self.localFailure(errno, "fsync failed") }
         // The content is on disk; now the row that says it changed, with synchronous=FULL.
         do {
             try metadata.durableWrite { db in
@@ -561,7 +585,7 @@ public final class FileSystemCore: Sendable {
         guard mode == 0 else { throw FileSystemError(.notSupported) }
         try withLeases([(file.ino, .exclusive)], "fallocate") { () throws(FileSystemError) in
             let result = posix_fallocate(file.fd, off_t(offset), off_t(length))
-            guard result == 0 else { throw FileSystemError(result == ENOSPC ? .noSpace : .io, "fallocate failed") }
+            guard result == 0 else { throw Self.localFailure(result, "fallocate failed") }
             try noteContentChange(file.ino)
         }
     }
@@ -584,7 +608,7 @@ public final class FileSystemCore: Sendable {
                     }
                 } else {
                     let result = Glibc.truncate(cache.path(for: ino), off_t(size))
-                    guard result == 0 else { throw FileSystemError(errno == ENOSPC ? .noSpace : .io, "truncate failed") }
+                    guard result == 0 else { throw Self.localFailure(errno, "truncate failed") }
                 }
                 try noteContentChange(ino)
                 row = try self.row(ino)

@@ -4,7 +4,7 @@ import ItemModel
 /// an errno in exactly one place (`ErrnoMapping`).
 public enum FileSystemErrorCode: String, ErrorCode {
     case notFound, exists, notDirectory, isDirectory, notEmpty, invalid, nameTooLong
-    case notPermitted, notSupported, noAttribute, range, tooBig, io, noSpace, badHandle
+    case notPermitted, notSupported, noAttribute, range, tooBig, fileTooLarge, noDevice, io, noSpace, badHandle
     case unreachable, interrupted, busy, readOnly
     /// Internal: the operation needs the content first; the adapter downloads and retries.
     case needsDownload

@@ -40,6 +40,10 @@ public final class FuseAdapter: FuseOperations {
         case .file: UInt32(S_IFREG)
         case .directory: UInt32(S_IFDIR)
         case .symlink: UInt32(S_IFLNK)
+        case .fifo: UInt32(S_IFIFO)
+        case .socket: UInt32(S_IFSOCK)
+        case .characterDevice: UInt32(S_IFCHR)
+        case .blockDevice: UInt32(S_IFBLK)
         }
         func time(_ ns: Int64) -> FuseTimespec {
             var seconds = ns / 1_000_000_000
@@ -54,7 +58,8 @@ public final class FuseAdapter: FuseOperations {
             ino: UInt64(attributes.ino), mode: type | attributes.permissions, nlink: attributes.nlink,
             uid: attributes.uid, gid: attributes.gid, size: UInt64(max(0, attributes.size)),
             blocks: UInt64(max(0, attributes.blocks)), blockSize: 4096,
-            atime: time(attributes.atime), mtime: time(attributes.mtime), ctime: time(attributes.ctime)
+            atime: time(attributes.atime), mtime: time(attributes.mtime), ctime: time(attributes.ctime),
+            rdev: attributes.rdev
         )
     }
 
@@ -163,7 +168,7 @@ public final class FuseAdapter: FuseOperations {
 
     public func mknod(_ request: FuseRequest, parent: UInt64, name: [UInt8], mode: UInt32, rdev: UInt64) {
         do {
-            request.reply(entry: Self.entry(try core.mknod(parent: Int64(parent), name: name, mode: mode, caller: Self.caller(request))))
+            request.reply(entry: Self.entry(try core.mknod(parent: Int64(parent), name: name, mode: mode, rdev: rdev, caller: Self.caller(request))))
         } catch {
             fail(request, error, "mknod")
         }

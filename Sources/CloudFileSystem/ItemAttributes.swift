@@ -14,4 +14,6 @@ public struct ItemAttributes: Sendable, Hashable {
     public var atime: Int64
     public var mtime: Int64
     public var ctime: Int64
+    /// The device number of a device node, else 0.
+    public var rdev: UInt64 = 0
 }

@@ -17,10 +17,13 @@ public struct ItemSnapshot: Hashable, Sendable, Codable {
     public var target: ByteString?
     /// User extended attributes (`user.*` names only), values as bytes.
     public var xattrs: [String: Data]?
+    /// The device number of a character or block device (Linux `dev_t`).
+    public var rdev: UInt64?
 
     public init(
         id: ItemID, parent: ItemID, name: ByteString, kind: ItemKind, mode: UInt32, mtime: Int64,
-        size: Int64, blocks: [BlockReference]? = nil, target: ByteString? = nil, xattrs: [String: Data]? = nil
+        size: Int64, blocks: [BlockReference]? = nil, target: ByteString? = nil, xattrs: [String: Data]? = nil,
+        rdev: UInt64? = nil
     ) {
         self.id = id
         self.parent = parent
@@ -32,5 +35,6 @@ public struct ItemSnapshot: Hashable, Sendable, Codable {
         self.blocks = blocks
         self.target = target
         self.xattrs = xattrs
+        self.rdev = rdev
     }
 }

@@ -48,7 +48,12 @@ public enum RecordValidator {
             }
             item.blocks = nil
             item.size = Int64(target.bytes.count)
+        case .fifo, .socket, .characterDevice, .blockDevice:
+            item.blocks = nil
+            item.target = nil
+            item.size = 0
         }
+        if !item.kind.isDevice { item.rdev = nil }
         if let xattrs = item.xattrs {
             item.xattrs = xattrs.filter { $0.key.hasPrefix("user.") && !$0.key.hasPrefix("user.ubiqfs.") && $0.key.utf8.count <= 255 && $0.value.count <= 65536 }
         }

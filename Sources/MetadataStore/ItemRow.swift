@@ -39,6 +39,8 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
     public var changeGen: Int64
     /// This device's pin state: nil inherits from the folder above, false/true override.
     public var pinned: Bool?
+    /// A device node's device number (bit pattern of `dev_t`).
+    public var rdev: Int64?
 
     public enum Columns {
         public static let ino = Column(CodingKeys.ino)
@@ -76,6 +78,7 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
         self.deleted = false
         self.changeGen = 0
         self.pinned = nil
+        self.rdev = nil
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) {

@@ -96,6 +96,10 @@ public final class MetadataStore: Sendable {
                 t.primaryKey(["id", "seq"])
             }
         }
+        migrator.registerMigration("v4: special files") { db in
+            // FIFOs, sockets and device nodes; devices keep their number here.
+            try db.alter(table: "item") { t in t.add(column: "rdev", .integer) }
+        }
         return migrator
     }
 

@@ -82,7 +82,8 @@ struct PushPlan: Sendable {
             var item = ItemSnapshot(
                 id: row.itemID, parent: parent.id, name: row.itemName, kind: row.itemKind, mode: UInt32(row.mode),
                 mtime: row.mtime, size: row.size, blocks: nil, target: row.symlinkTarget,
-                xattrs: row.userXattrs.isEmpty ? nil : row.userXattrs
+                xattrs: row.userXattrs.isEmpty ? nil : row.userXattrs,
+                rdev: row.itemKind.isDevice ? UInt64(bitPattern: row.rdev ?? 0) : nil
             )
             let upload = uploads[ino]
             switch row.itemKind {
@@ -100,6 +101,8 @@ struct PushPlan: Sendable {
                 item.size = 0
             case .symlink:
                 item.size = Int64(row.symlinkTarget?.bytes.count ?? 0)
+            case .fifo, .socket, .characterDevice, .blockDevice:
+                item.size = 0
             }
             upserts.append((try depth(ino), Entry(ino: ino, change: .upsert(item), changeGen: row.changeGen, upload: upload)))
         }

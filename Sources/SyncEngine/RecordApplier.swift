@@ -250,6 +250,7 @@ struct RecordApplier {
         row.mode = Int64(item.mode)
         row.mtime = item.mtime
         row.target = item.target.map { Data($0.bytes) }
+        row.rdev = item.kind.isDevice ? item.rdev.map { Int64(bitPattern: $0) } ?? 0 : nil
         row.userXattrs = item.xattrs ?? [:]
         row.ctime = now
         if content || item.kind != .file {

@@ -125,6 +125,8 @@ final class TestDevice: Sendable {
                     try await walk(entry.attributes.ino, path + "/")
                 case .file: result[path] = try await read(path)
                 case .symlink: result[path] = "-> " + String(decoding: try core.readlink(entry.attributes.ino), as: UTF8.self)
+                case .fifo, .socket, .characterDevice, .blockDevice:
+                    result[path] = "\(entry.attributes.kind.rawValue) \(entry.attributes.rdev)"
                 }
             }
         }
