@@ -205,6 +205,9 @@ public final class FileSystemCore: Sendable {
         }) ?? false
         if unused {
             cache.remove(ino)
+            // No change of this content is left to push: a write to the item after an edit
+            // elsewhere brings it back must be marked for upload again.
+            handles.contentDiscarded(ino)
             cache.reserve.restore()
         }
     }

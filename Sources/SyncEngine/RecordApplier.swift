@@ -145,7 +145,9 @@ struct RecordApplier {
             row.deleted = false
             row.dirtyFlags = []
             take(item, into: &row, content: true)
-            if row.itemKind == .file && row.contentState == .local {
+            if row.itemKind == .file {
+                // What this device wrote before its delete is gone, even when the delete
+                // already dropped the content (a purge): so is the mark that it changed.
                 row.contentState = .placeholder
                 outcome.droppedContent.append(row.inode)
             }

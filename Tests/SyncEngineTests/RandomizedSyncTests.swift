@@ -264,7 +264,9 @@ private final class SoakBatch {
     /// (items it changed, and the folders above them and above where it put things), and
     /// the committed items each device deleted.
     var windowTouched: [Set<String>] = []
-    var windowDeleted: [(device: Int, id: String, what: String)] = []
+    /// `inside`: what was inside a deleted folder on the deleting device (a remote change to
+    /// any of it brings the folder back there too, docs/CONTAINER-FORMAT.md).
+    var windowDeleted: [(device: Int, id: String, inside: [String], what: String)] = []
 
     static let configuration: SyncConfiguration = {
         var configuration = SyncConfiguration()
@@ -443,7 +445,8 @@ private final class SoakBatch {
         }
         func deleted(_ entry: Entry) {
             if model().known.contains(entry.id) {
-                windowDeleted.append((index, entry.id, "\(device.name) deleted \(entry.path) in round \(round)"))
+                let inside = all.filter { $0.path.hasPrefix(entry.path + "/") }.map(\.id)
+                windowDeleted.append((index, entry.id, inside, "\(device.name) deleted \(entry.path) in round \(round)"))
             }
         }
         func unlink(_ entry: Entry) throws {
@@ -745,8 +748,12 @@ private final class SoakBatch {
     /// device saw first.
     private func checkDeletes(reference: Int, _ stats: inout SoakStats) throws {
         let present = try liveIDs(devices[reference])
-        for (device, id, what) in windowDeleted {
-            let touched = windowTouched.indices.contains { $0 != device && windowTouched[$0].contains(id) }
+        for (device, id, inside, what) in windowDeleted {
+            // Touched elsewhere: the item, or what it held here when it was deleted (a folder
+            // moved into it here, then changed on another device, brings it back).
+            let touched = windowTouched.indices.contains { other in
+                other != device && (windowTouched[other].contains(id) || inside.contains { windowTouched[other].contains($0) })
+            }
             guard !touched else { continue }
             stats.checked("no resurrected delete")
             if present.contains(id) {
