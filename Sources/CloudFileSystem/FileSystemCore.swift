@@ -27,7 +27,12 @@ public final class FileSystemCore: Sendable {
     /// Answered on the root as `user.ubiqfs.control`, so the CLI finds the daemon from a path.
     let controlSocketPath: String
 
-    public static let maxXattrValue = 65536
+    /// The stored key for a name from the kernel: only `user.*` names that are valid UTF-8
+    /// (keys of a JSON object) can exist; nil for any other, which no item holds.
+    static func userXattrKey(_ name: [UInt8]) -> String? {
+        guard name.count <= 255, let key = String(validating: name, as: UTF8.self), key.hasPrefix("user.") else { return nil }
+        return key
+    }
 
     public init(
         metadata: MetadataStore, cache: ContentCache, coordinator: FileCoordinator, handles: HandleTable,
@@ -707,8 +712,7 @@ public final class FileSystemCore: Sendable {
     // MARK: Extended attributes
 
     public func getXattr(_ ino: Int64, name: [UInt8]) throws(FileSystemError) -> [UInt8] {
-        let key = String(decoding: name, as: UTF8.self)
-        guard key.hasPrefix("user.") else { throw FileSystemError(.noAttribute) }
+        guard let key = Self.userXattrKey(name) else { throw FileSystemError(.noAttribute) }
         if key.hasPrefix("user.ubiqfs.") { return try statusXattr(ino, key) }
         return try withLeases([(ino, .shared)], "getxattr") { () throws(FileSystemError) in
             guard let value = try row(ino).userXattrs[key] else { throw FileSystemError(.noAttribute) }
@@ -817,9 +821,8 @@ public final class FileSystemCore: Sendable {
     }
 
     public func setXattr(_ ino: Int64, name: [UInt8], value: [UInt8], flags: Int32) throws(FileSystemError) {
-        let key = String(decoding: name, as: UTF8.self)
-        guard key.hasPrefix("user."), key.utf8.count <= 255, Array(key.utf8) == name else {
-            throw FileSystemError(.notSupported, "only user.* extended attributes are stored")
+        guard let key = Self.userXattrKey(name) else {
+            throw FileSystemError(.notSupported, "only user.* extended attributes with UTF-8 names are stored")
         }
         switch key {
         case "user.ubiqfs.pinned":
@@ -835,7 +838,7 @@ public final class FileSystemCore: Sendable {
         default:
             break
         }
-        guard value.count <= Self.maxXattrValue else { throw FileSystemError(.tooBig) }
+        guard value.count <= ItemSnapshot.maxXattrValue else { throw FileSystemError(.tooBig) }
         try withLeases([(ino, .exclusive)], "setxattr") { () throws(FileSystemError) in
             try write { db in
                 guard var row = try ItemRow.find(ino: ino, db) else { throw FileSystemError(.notFound) }
@@ -843,6 +846,10 @@ public final class FileSystemCore: Sendable {
                 if flags & 1 != 0 && xattrs[key] != nil { throw FileSystemError(.exists) }
                 if flags & 2 != 0 && xattrs[key] == nil { throw FileSystemError(.noAttribute) }
                 xattrs[key] = Data(value)
+                let total = xattrs.reduce(0) { $0 + $1.key.utf8.count + $1.value.count }
+                guard total <= ItemSnapshot.maxXattrTotal else {
+                    throw FileSystemError(.noSpace, "extended attributes of \(row.itemName) would take \(total) bytes; the limit is \(ItemSnapshot.maxXattrTotal)")
+                }
                 row.userXattrs = xattrs
                 row.markChanged(.metadata, now: Timestamp.now())
                 try row.update(db)
@@ -863,8 +870,10 @@ public final class FileSystemCore: Sendable {
     }
 
     public func removeXattr(_ ino: Int64, name: [UInt8]) throws(FileSystemError) {
-        let key = String(decoding: name, as: UTF8.self)
-        guard key.hasPrefix("user.") else { throw FileSystemError(.notSupported) }
+        guard let key = Self.userXattrKey(name) else {
+            // Linux answers ENODATA for a user.* name the item lacks, ENOTSUP outside user.*.
+            throw FileSystemError(name.starts(with: Array("user.".utf8)) ? .noAttribute : .notSupported)
+        }
         if key == "user.ubiqfs.pinned" { return try setPinned(ino, nil) }
         if key.hasPrefix("user.ubiqfs.") { throw FileSystemError(.notPermitted, "\(key) is read-only") }
         try withLeases([(ino, .exclusive)], "removexattr") { () throws(FileSystemError) in

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Checks what comes from the store before it touches local state: other devices'
 /// records are input, not trusted. Invalid operations are refused one by one (and
 /// logged by the caller) so one bad item cannot block the rest of the container.
@@ -55,7 +57,17 @@ public enum RecordValidator {
         }
         if !item.kind.isDevice { item.rdev = nil }
         if let xattrs = item.xattrs {
-            item.xattrs = xattrs.filter { $0.key.hasPrefix("user.") && !$0.key.hasPrefix("user.ubiqfs.") && $0.key.utf8.count <= 255 && $0.value.count <= 65536 }
+            // What a local setxattr could not have stored is dropped; past the total, the
+            // names that sort last go, so every device keeps the same set.
+            var kept: [String: Data] = [:]
+            var total = 0
+            for (key, value) in xattrs.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) })
+            where key.hasPrefix("user.") && !key.hasPrefix("user.ubiqfs.") && key.utf8.count <= 255 && value.count <= ItemSnapshot.maxXattrValue {
+                guard total + key.utf8.count + value.count <= ItemSnapshot.maxXattrTotal else { break }
+                total += key.utf8.count + value.count
+                kept[key] = value
+            }
+            item.xattrs = kept
         }
         return item
     }

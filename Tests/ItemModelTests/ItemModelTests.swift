@@ -132,6 +132,18 @@ import Testing
         #expect(try RecordValidator.sanitized(item).xattrs?.keys.sorted() == ["user.ok"])
     }
 
+    @Test func oversizedXattrsFromTheStoreAreCutToTheLocalLimits() throws {
+        var item = Self.file()
+        let full = Data(repeating: 7, count: ItemSnapshot.maxXattrValue)
+        // Five 64 KiB values (over the 256 KiB total) and one value over the per-value limit.
+        item.xattrs = Dictionary(uniqueKeysWithValues: (0..<5).map { ("user.v\($0)", full) })
+        item.xattrs?["user.huge"] = Data(count: ItemSnapshot.maxXattrValue + 1)
+        let kept = try #require(try RecordValidator.sanitized(item).xattrs)
+        #expect(kept.keys.sorted() == ["user.v0", "user.v1", "user.v2"])
+        #expect(kept.values.allSatisfy { $0 == full })
+        #expect(kept.reduce(0) { $0 + $1.key.utf8.count + $1.value.count } <= ItemSnapshot.maxXattrTotal)
+    }
+
     @Test func checkpointsAreDeterministic() throws {
         let items = (0..<20).map { Self.file(name: "f\($0)") }
         let one = try RecordCodec.encode(Checkpoint(seq: 9, items: items))

@@ -46,6 +46,38 @@ import Testing
             setfattr -n user.x -v 1 \(m)/f
             test "$(getfattr --only-values -n user.x \(m)/f)" = 1
             test "$(getfattr -d -m - \(m)/f | grep -c '=')" = 1
+            # Names are UTF-8: another byte string never reaches an attribute whose name
+            # happens to decode to the same replacement character.
+            python3 - \(m)/f <<'PY'
+            import errno, os, sys
+            f = sys.argv[1]
+            os.setxattr(f, "user.\\ufffd", b"kept")
+            for call in (lambda: os.getxattr(f, b"user.\\xff"), lambda: os.removexattr(f, b"user.\\xff")):
+                try:
+                    call()
+                    sys.exit("a non-UTF-8 name found an attribute")
+                except OSError as e:
+                    assert e.errno == errno.ENODATA, e
+            try:
+                os.setxattr(f, b"user.\\xff", b"1")
+                sys.exit("a non-UTF-8 name was stored")
+            except OSError as e:
+                assert e.errno == errno.ENOTSUP, e
+            assert os.getxattr(f, "user.\\ufffd") == b"kept"
+            os.removexattr(f, "user.\\ufffd")
+            # An item's attributes are bounded (256 KiB in all): past that, ENOSPC, as on ext4,
+            # and what was there stays.
+            for i in range(3):
+                os.setxattr(f, f"user.big{i}", bytes([i]) * 65536)
+            try:
+                os.setxattr(f, "user.big3", b"x" * 65536)
+                sys.exit("the attribute limit was not enforced")
+            except OSError as e:
+                assert e.errno == errno.ENOSPC, e
+            assert [os.getxattr(f, f"user.big{i}") for i in range(3)] == [bytes([i]) * 65536 for i in range(3)]
+            for i in range(3):
+                os.removexattr(f, f"user.big{i}")
+            PY
             \(MountFixture.binary) sync \(m) --wait
             # This device's state: the folder 0700, every file in it 0600.
             test "$(stat -c %a \(state))" = 700
