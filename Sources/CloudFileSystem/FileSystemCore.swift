@@ -202,12 +202,19 @@ public final class FileSystemCore: Sendable {
     /// needs no push. The content goes even while the delete waits for the store (no push
     /// needs the bytes of a deleted file): `rm` frees disk space offline too.
     private func purge(_ ino: Int64) {
-        let unused = (try? write(freeing: true) { db in
-            try db.execute(sql: "DELETE FROM item WHERE ino = ? AND deleted = 1 AND dirty = 0", arguments: [ino])
-            if db.changesCount > 0 { return true }
-            try db.execute(sql: "UPDATE item SET content = ? WHERE ino = ? AND deleted = 1", arguments: [ContentState.placeholder.rawValue, ino])
-            return db.changesCount > 0
-        }) ?? false
+        let unused: Bool
+        do {
+            unused = try write(freeing: true) { db in
+                try db.execute(sql: "DELETE FROM item WHERE ino = ? AND deleted = 1 AND dirty = 0", arguments: [ino])
+                if db.changesCount > 0 { return true }
+                try db.execute(sql: "UPDATE item SET content = ? WHERE ino = ? AND deleted = 1", arguments: [ContentState.placeholder.rawValue, ino])
+                return db.changesCount > 0
+            }
+        } catch {
+            // The row and its content stay; the reconciliation at the next start frees them.
+            logger.error("cannot free deleted inode \(ino): \(error)")
+            return
+        }
         if unused {
             cache.remove(ino)
             // No change of this content is left to push: a write to the item after an edit
@@ -252,7 +259,13 @@ public final class FileSystemCore: Sendable {
                 do {
                     try cache.createEmpty(created.inode)
                 } catch {
-                    _ = try? metadata.write { db in try ItemRow.deleteOne(db, key: created.inode) }
+                    do {
+                        _ = try metadata.write { db in try ItemRow.deleteOne(db, key: created.inode) }
+                    } catch let cleanup {
+                        // The program gets the cache's error; the row, left without a cache
+                        // file, becomes an empty file at the next start (StateReconciler).
+                        logger.error("cannot undo the create of inode \(created.inode): \(cleanup)")
+                    }
                     throw Self.wrap(error)
                 }
                 _ = handles.noteWrite(created.inode)

@@ -174,6 +174,9 @@ public final class HandleTable: LocalActivity {
 
     public func contentDiscarded(_ ino: Int64) {
         update(ino) { $0.markedDirty = false }
+        // Its last use only ranked local content for eviction; forgetting it keeps the map
+        // to what is cached, not to every inode ever opened.
+        _ = state.withLock { $0.lastUse.removeValue(forKey: ino) }
     }
 
     public func isOpen(_ ino: Int64) -> Bool {

@@ -45,19 +45,15 @@ import Testing
         try a.mkdir("folder")
         try await a.write("folder/doc.txt", "written once")
         // Blocks first (already there the next time), then the record: each attempt "fails".
-        var attempts = 0
-        while try await store.list(prefix: "journal/", startAfter: nil, limit: 10).isEmpty && attempts < 5 {
-            await #expect(throws: (any Error).self) { try await a.sync() }
-            attempts += 1
-        }
-        #expect(try await store.list(prefix: "journal/", startAfter: nil, limit: 10).count == 1)
+        try await Self.syncUntilTheRecordLands(a, in: store)
+        #expect(try await Self.records(in: store) == 1)
 
         link.faults = StoreFaults()
         try await a.sync()
         try await a.sync()
         try await b.sync()
 
-        #expect(try await store.list(prefix: "journal/", startAfter: nil, limit: 10).count == 1)
+        #expect(try await Self.records(in: store) == 1)
         let expected = ["folder": "/", "folder/doc.txt": "written once"]
         #expect(try await a.tree() == expected)
         #expect(try await b.tree() == expected)
@@ -86,18 +82,14 @@ import Testing
         let a = try await TestDevice(store: link, name: "a")
         link.faults = try StoreFaults(parsing: "lost=1")
         try await a.write("doc.txt", "once")
-        var attempts = 0
-        while try await store.list(prefix: "journal/", startAfter: nil, limit: 10).isEmpty && attempts < 5 {
-            _ = try? await a.sync()
-            attempts += 1
-        }
+        try await Self.syncUntilTheRecordLands(a, in: store)
         // Stopped before any pull could tell (as by a crash).
         link.faults = try StoreFaults(parsing: "errors=1")
         await a.shutdown()
 
         let restarted = try await TestDevice(store: store, name: "a", stateDir: a.stateDir)
         try await restarted.sync()
-        #expect(try await store.list(prefix: "journal/", startAfter: nil, limit: 10).count == 1)
+        #expect(try await Self.records(in: store) == 1)
         #expect(try await restarted.tree() == ["doc.txt": "once"])
         await restarted.shutdown()
     }
@@ -125,5 +117,19 @@ import Testing
         #expect(try await other.tree().isEmpty)
         await restarted.shutdown()
         await other.shutdown()
+    }
+
+    static func records(in store: InMemoryStore) async throws -> Int {
+        try await store.list(prefix: "journal/", startAfter: nil, limit: 10).count
+    }
+
+    /// Syncs through a link that loses every reply until the record is in the store:
+    /// blocks land on one attempt, the record on a later one, and each attempt fails
+    /// as the device sees it.
+    static func syncUntilTheRecordLands(_ device: TestDevice, in store: InMemoryStore) async throws {
+        for _ in 0..<5 {
+            guard try await records(in: store) == 0 else { return }
+            await #expect(throws: (any Error).self) { try await device.sync() }
+        }
     }
 }
