@@ -36,20 +36,38 @@ public final class CacheBudget: Sendable {
 
     public func start() {
         let thread = Thread { [self] in
-            var rounds = 0
+            var lastFree: UInt64?
+            var pause: Double = 1
+            var lastPrefetch = ContinuousClock.now - .seconds(60)
             while !stopped.withLock({ $0 }) {
-                enforce()
+                // Measuring the cache stats every cache file. Nothing on the cache disk changed
+                // (same free blocks), so the cache did not grow: skip it. Otherwise measure, at
+                // most 5% of the time, so a cache of a million files is not scanned every second.
+                let free = freeBlocks()
+                if free == nil || free != lastFree {
+                    let started = ContinuousClock.now
+                    enforce()
+                    lastFree = freeBlocks()
+                    let took = ContinuousClock.now - started
+                    pause = max(1, Double(took.components.seconds) * 20 + Double(took.components.attoseconds) * 20e-18)
+                }
                 // Now and then, pinned items whose download failed or was cut short are fetched again.
-                if rounds % 60 == 0 {
+                if ContinuousClock.now - lastPrefetch >= .seconds(60) {
+                    lastPrefetch = .now
                     let sync = core.sync
                     Task { await sync.prefetchPinned() }
                 }
-                rounds += 1
-                Thread.sleep(forTimeInterval: 1)
+                Thread.sleep(forTimeInterval: pause)
             }
         }
         thread.name = "ubiqfs-cache-budget"
         thread.start()
+    }
+
+    private func freeBlocks() -> UInt64? {
+        var info = statvfs()
+        guard statvfs(core.cache.directory, &info) == 0 else { return nil }
+        return UInt64(info.f_bfree)
     }
 
     public func stop() {
