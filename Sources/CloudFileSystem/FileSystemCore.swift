@@ -153,9 +153,7 @@ public final class FileSystemCore: Sendable {
                 blocks = status.blocks
             }
         case .directory:
-            let subfolders = try read { db in
-                try ItemRow.filter(ItemRow.Columns.parent == row.inode && ItemRow.Columns.deleted == false && ItemRow.Columns.kind == "directory").fetchCount(db)
-            }
+            let subfolders = try read { db in try ItemRow.subfolderCount(row.inode, db) }
             nlink = UInt32(2 + subfolders)
             size = 4096
         case .symlink:

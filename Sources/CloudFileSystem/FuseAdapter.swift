@@ -330,7 +330,7 @@ public final class FuseAdapter: FuseOperations {
 
     public func readdir(_ request: FuseRequest, ino: UInt64, handle: UInt64, size: Int, offset: UInt64, plus: Bool) {
         do {
-            let entries = try core.list(Int64(ino), after: offset, limit: max(16, size / 40))
+            let entries = try core.list(Int64(ino), after: offset, limit: FuseDirectoryBuffer.maxEntries(capacity: size, plus: plus))
             var buffer = FuseDirectoryBuffer(request: request, capacity: size, plus: plus)
             for entry in entries {
                 let attributes = Self.fuseAttributes(entry.attributes)

@@ -17,6 +17,13 @@ public struct FuseDirectoryBuffer: Sendable {
         self.storage = [UInt8](repeating: 0, count: max(0, capacity))
     }
 
+    /// The most entries that can fit in `capacity` bytes (each at least a 24-byte dirent and
+    /// an 8-byte name slot, plus a 128-byte entry_out for readdirplus): fetching more only to
+    /// drop them made a listing cost quadratic work.
+    public static func maxEntries(capacity: Int, plus: Bool) -> Int {
+        max(1, capacity / (plus ? 160 : 32))
+    }
+
     /// Whether nothing was added (an empty reply tells the kernel the listing ended).
     public var isEmpty: Bool { used == 0 }
 
