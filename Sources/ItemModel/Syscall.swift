@@ -39,20 +39,24 @@ public enum Syscall {
 
     /// Reads up to `count` bytes at `offset`, stopping early only at end of file.
     public static func readFully(fd: Int32, count: Int, at offset: Int64) throws(SystemError) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let n = bytes.withUnsafeMutableBytes { buffer in
-                pread(fd, buffer.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+        // Uninitialised: a block buffer is up to 4 MiB, and zeroing it cost more than reading
+        // a small file.
+        var failure: SystemError?
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var done = 0
+            while done < count {
+                let n = pread(fd, buffer.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+                if n == -1 {
+                    if errno == EINTR { continue }
+                    failure = SystemError(errno: errno, call: "pread")
+                    break
+                }
+                if n == 0 { break }
+                done += n
             }
-            if n == -1 {
-                if errno == EINTR { continue }
-                throw SystemError(errno: errno, call: "pread")
-            }
-            if n == 0 { break }
-            done += n
+            initialized = done
         }
-        bytes.removeSubrange(done...)
+        if let failure { throw failure }
         return bytes
     }
 
