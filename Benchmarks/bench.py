@@ -1,0 +1,485 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmark: the same workloads on a native folder, a ubiqfs mount and an
+rclone mount (--vfs-cache-mode full over a local folder remote), in one run.
+
+Prints a table of medians and the ratios ubiqfs/native and rclone/ubiqfs, each checked
+against the goals of docs/PERFORMANCE.md, and writes the table to a file. Never part of
+the test suite: numbers on a shared 2-core VM are noisy, ratios in one run are what count.
+Run it through Benchmarks/run.sh, which installs what it needs and builds a release binary.
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+MiB = 1 << 20
+
+
+def sh(*args, cwd=None, check=True, quiet=True):
+    out = subprocess.DEVNULL if quiet else None
+    return subprocess.run(list(args), cwd=cwd, check=check, stdout=out, stderr=subprocess.PIPE if quiet else None)
+
+
+def mounted(path):
+    path = os.path.realpath(path)
+    with open("/proc/mounts") as mounts:
+        return any(line.split()[1] == path for line in mounts)
+
+
+def wait_for(condition, what, timeout=60):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def drop_page_cache():
+    """What a cold start sees: no file data or dentries in the kernel's caches."""
+    os.sync()
+    try:
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+    except OSError:
+        pass  # not root: the native "cold" figures are then warm ones
+
+
+def rss_bytes(pid):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no VmRSS for {pid}")
+
+
+class Target:
+    """A folder the workloads run in; mounts know how to remount and to make a placeholder."""
+    name = "?"
+    pid = None
+
+    def __init__(self, work):
+        self.work = work / self.name
+        self.dir = self.work / "mnt"
+
+    def start(self):
+        shutil.rmtree(self.work, ignore_errors=True)
+        self.dir.mkdir(parents=True)
+        self.mount()
+
+    def mount(self):
+        pass
+
+    def unmount(self):
+        pass
+
+    def remount(self):
+        self.unmount()
+        self.mount()
+
+    def settle(self):
+        """Waits until what was written is in the store (so it can be dropped locally)."""
+
+    def stop(self):
+        self.unmount()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+class Native(Target):
+    name = "native"
+
+    def remount(self):
+        drop_page_cache()
+
+    def make_placeholder(self, path, size):
+        write_file(path, size)
+        drop_page_cache()
+
+
+class FuseDaemon(Target):
+    """A FUSE daemon run in the foreground as our child, so its pid and RSS are known."""
+
+    def command(self):
+        raise NotImplementedError
+
+    def mount(self):
+        log = open(self.work / f"{self.name}.log", "ab")
+        self.process = subprocess.Popen(self.command(), stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+        self.pid = self.process.pid
+        wait_for(lambda: mounted(self.dir) or self.process.poll() is not None, f"{self.name} to mount")
+        if not mounted(self.dir):
+            raise RuntimeError(f"{self.name} did not mount; see {self.work}/{self.name}.log")
+
+    def unmount(self):
+        if mounted(self.dir):
+            sh("fusermount3", "-u", str(self.dir), check=False)
+            if mounted(self.dir):
+                time.sleep(1)
+                sh("fusermount3", "-uz", str(self.dir), check=False)
+        if getattr(self, "process", None) is not None:
+            try:
+                self.process.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+            self.process = None
+
+
+class UbiqFS(FuseDaemon):
+    name = "ubiqfs"
+
+    def __init__(self, work, binary):
+        super().__init__(work)
+        self.binary = binary
+
+    def command(self):
+        return [self.binary, "mount", str(self.dir), "--store", str(self.work / "store"),
+                "--state-dir", str(self.work / "state"), "--device", "bench", "--foreground", "--log-level", "warning"]
+
+    def settle(self):
+        sh(self.binary, "sync", str(self.dir), "--wait")
+
+    def make_placeholder(self, path, size):
+        write_file(path, size)
+        self.settle()
+        os.setxattr(path, "user.ubiqfs.evict", b"1")
+        drop_page_cache()
+
+
+class Rclone(FuseDaemon):
+    name = "rclone"
+
+    def command(self):
+        return ["rclone", "mount", str(self.work / "remote"), str(self.dir), "--vfs-cache-mode", "full",
+                "--cache-dir", str(self.work / "cache"), "--dir-cache-time", "1s", "--poll-interval", "0"]
+
+    def start(self):
+        shutil.rmtree(self.work, ignore_errors=True)
+        (self.work / "remote").mkdir(parents=True)
+        self.dir.mkdir(parents=True)
+        self.mount()
+
+    def settle(self):
+        # rclone uploads a closed file after --vfs-write-back (5 s); stopping it flushes the rest.
+        self.unmount()
+        self.mount()
+
+    def make_placeholder(self, path, size):
+        # In "the cloud" (the remote folder) but not in rclone's cache: what a first read downloads.
+        relative = Path(path).relative_to(self.dir)
+        self.unmount()
+        write_file(self.work / "remote" / relative, size)
+        shutil.rmtree(self.work / "cache", ignore_errors=True)
+        self.mount()
+        wait_for(lambda: os.path.exists(path), "rclone to list the new file", timeout=30)
+
+
+def write_file(path, size, fsync=False):
+    block = os.urandom(MiB)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        left = size
+        while left > 0:
+            left -= os.write(fd, block[:min(left, MiB)])
+        if fsync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_file(path, first_byte=None):
+    fd = os.open(path, os.O_RDONLY)
+    total = 0
+    try:
+        start = time.perf_counter()
+        chunk = os.read(fd, MiB)
+        if first_byte is not None:
+            first_byte.append(time.perf_counter() - start)
+        while chunk:
+            total += len(chunk)
+            chunk = os.read(fd, MiB)
+    finally:
+        os.close(fd)
+    return total
+
+
+def timed(body):
+    start = time.perf_counter()
+    body()
+    return time.perf_counter() - start
+
+
+def make_tree(root, files, per_folder=100, size=64):
+    data = b"x" * size
+    for i in range(files):
+        folder = root / f"d{i // per_folder:04d}"
+        if i % per_folder == 0:
+            folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"f{i % per_folder:03d}.txt").write_bytes(data)
+
+
+def make_c_project(tarball, modules):
+    """A deterministic C project: `modules` units with a header each, calling one another."""
+    src = tarball.parent / "cproject"
+    shutil.rmtree(src, ignore_errors=True)
+    (src / "src").mkdir(parents=True)
+    for m in range(modules):
+        (src / "src" / f"m{m}.h").write_text("".join(f"int m{m}_f{f}(int x);\n" for f in range(20)))
+        body = [f'#include "m{m}.h"\n'] + ([f'#include "m{m - 1}.h"\n'] if m else [])
+        for f in range(20):
+            call = f"m{m - 1}_f{f}(x)" if m else "x"
+            body.append(f"int m{m}_f{f}(int x) {{ int s = {call}; for (int i = 0; i < {f + 3}; i++) s = s * 31 + i; return s ^ {m}; }}\n")
+        (src / "src" / f"m{m}.c").write_text("".join(body))
+    (src / "src" / "main.c").write_text(f'#include <stdio.h>\n#include "m{modules - 1}.h"\nint main(void) {{ printf("%d\\n", m{modules - 1}_f0(1)); return 0; }}\n')
+    objects = " ".join([f"src/m{m}.o" for m in range(modules)] + ["src/main.o"])
+    (src / "Makefile").write_text(f"CFLAGS = -O1\nprog: {objects}\n\t$(CC) -o $@ $^\n%.o: %.c\n\t$(CC) $(CFLAGS) -c -o $@ $<\n")
+    with tarfile.open(tarball, "w") as tar:
+        tar.add(src, arcname="cproject")
+    shutil.rmtree(src)
+
+
+class Bench:
+    def __init__(self, args, targets, work):
+        self.args = args
+        self.targets = targets
+        self.work = work
+        self.scale = args.scale
+        self.results = {}  # workload -> target -> [values]
+
+    def record(self, workload, target, value):
+        self.results.setdefault(workload, {}).setdefault(target.name, []).append(value)
+
+    def each(self, body):
+        for run in range(self.args.runs):
+            for target in self.targets:
+                body(target, run)
+
+    # Workloads: each records one value per run and target.
+
+    def write_1g(self):
+        size = int(1024 * MiB * self.scale)
+        def body(t, run):
+            path = t.dir / f"write-{run}.bin"
+            seconds = timed(lambda: write_file(path, size, fsync=True))
+            self.record("write_1g", t, size / MiB / seconds)
+            os.unlink(path)
+        self.each(body)
+
+    def reread_1g(self):
+        size = int(1024 * MiB * self.scale)
+        for t in self.targets:
+            write_file(t.dir / "big.bin", size)
+            read_file(t.dir / "big.bin")
+        def body(t, run):
+            seconds = timed(lambda: read_file(t.dir / "big.bin"))
+            self.record("reread_1g", t, size / MiB / seconds)
+        self.each(body)
+        def random_reads(t, run):
+            rng = random.Random(run)
+            fd = os.open(t.dir / "big.bin", os.O_RDONLY)
+            count = 20000
+            seconds = timed(lambda: [os.pread(fd, 4096, rng.randrange(size // 4096) * 4096) for _ in range(count)])
+            os.close(fd)
+            self.record("random_4k", t, count / seconds)
+        self.each(random_reads)
+        for t in self.targets:
+            os.unlink(t.dir / "big.bin")
+
+    def placeholder(self):
+        size = int(256 * MiB * self.scale)
+        def body(t, run):
+            path = t.dir / f"cold-{run}.bin"
+            t.make_placeholder(path, size)
+            first = []
+            seconds = timed(lambda: read_file(path, first))
+            self.record("placeholder_ttfb", t, first[0] * 1000)
+            self.record("placeholder_read", t, size / MiB / seconds)
+        self.each(body)
+
+    def create_10k(self):
+        count = int(10000 * self.scale)
+        data = b"y" * 1024
+        def body(t, run):
+            folder = t.dir / f"small-{run}"
+            folder.mkdir()
+            def create():
+                for i in range(count):
+                    with open(folder / f"f{i:05d}", "wb") as f:
+                        f.write(data)
+            self.record("create_10k", t, count / timed(create))
+        self.each(body)
+
+    def ls_10k(self):
+        # The folders create_10k leaves: 10k entries each.
+        if not all((t.dir / "small-0").exists() for t in self.targets):
+            self.create_10k()
+        def body(t, run):
+            folder = t.dir / "small-0"
+            sh("ls", "-l", str(folder))
+            self.record("ls_10k_warm", t, timed(lambda: sh("ls", "-l", str(folder))))
+            t.remount()
+            self.record("ls_10k_remount", t, timed(lambda: sh("ls", "-l", str(folder))))
+        self.each(body)
+
+    def git_tree(self):
+        files = int(50000 * self.scale)
+        for t in self.targets:
+            repo = t.dir / "repo"
+            start = time.perf_counter()
+            make_tree(repo, files)
+            sh("git", "init", "-q", cwd=repo)
+            sh("git", "-c", "user.name=b", "-c", "user.email=b@b", "add", "-A", cwd=repo)
+            sh("git", "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "tree", cwd=repo)
+            print(f"  {t.name}: made a git tree of {files} files in {time.perf_counter() - start:.1f} s", flush=True)
+        def body(t, run):
+            repo = t.dir / "repo"
+            sh("git", "status", "--porcelain", cwd=repo)
+            self.record("git_status", t, timed(lambda: sh("git", "status", "--porcelain", cwd=repo)))
+            self.record("stat_tree", t, timed(lambda: sh("find", str(repo), "-printf", "%s %T@\n")))
+        self.each(body)
+
+    def build(self):
+        tarball = self.work / "cproject.tar"
+        if not tarball.exists():
+            make_c_project(tarball, int(max(20, 300 * self.scale)))
+        def body(t, run):
+            folder = t.dir / f"build-{run}"
+            folder.mkdir()
+            def untar_and_build():
+                sh("tar", "xf", str(tarball), "-C", str(folder))
+                sh("make", "-s", "-j", str(os.cpu_count() or 2), cwd=folder / "cproject")
+            self.record("untar_build", t, timed(untar_and_build))
+            shutil.rmtree(folder)
+        self.each(body)
+
+    def memory(self):
+        items = int(100000 * self.scale) if not self.args.items else self.args.items
+        for t in self.targets:
+            if t.pid is None:
+                continue
+            root = t.dir / "many"
+            start = time.perf_counter()
+            if isinstance(t, Rclone):
+                t.unmount()
+                make_tree(t.work / "remote" / "many", items, per_folder=1000, size=0)
+                t.mount()
+            else:
+                make_tree(root, items, per_folder=1000, size=0)
+                t.settle()
+            made = time.perf_counter() - start
+            t.remount()
+            baseline = rss_bytes(t.pid)
+            sh("find", str(root), "-printf", "%s\n")
+            after = rss_bytes(t.pid)
+            per_item = (after - baseline) / items
+            print(f"  {t.name}: {items} items made in {made:.1f} s; RSS {baseline / MiB:.0f} MiB after a remount, "
+                  f"{after / MiB:.0f} MiB after a stat of each", flush=True)
+            self.results.setdefault("memory_per_item", {})[t.name] = [per_item]
+
+
+# name: (title, unit, higher is better, goal vs native, goal vs rclone)
+# A goal is (ratio kind, op, value): "u/n" is ubiqfs/native of the metric, "r/u" rclone/ubiqfs.
+WORKLOADS = {
+    "reread_1g": ("warm re-read of a materialised file", "MB/s", True, ("u/n", ">=", 0.8), ("r/u", "<=", 0.2)),
+    "write_1g": ("sequential write + fsync", "MB/s", True, ("u/n", ">=", 0.7), ("r/u", "<=", 1 / 1.5)),
+    "random_4k": ("4 KiB random reads, warm", "ops/s", True, None, None),
+    "create_10k": ("create 10k small files", "files/s", True, ("u/n", ">=", 0.3), ("r/u", "<=", 1 / 3)),
+    "ls_10k_warm": ("ls -l of 10k entries, warm", "s", False, ("u/n", "<=", 1.5), ("r/u", ">=", 1.0)),
+    "ls_10k_remount": ("ls -l of 10k entries, after remount", "s", False, ("u/n", "<=", 5.0), ("r/u", ">=", 3.0)),
+    "git_status": ("git status of the tree, warm", "s", False, ("u/n", "<=", 1.5), ("r/u", ">=", 5.0)),
+    "stat_tree": ("stat of every file in the tree", "s", False, None, None),
+    "untar_build": ("untar + build of a C project", "s", False, ("u/n", "<=", 1.25), ("r/u", ">", 1.0)),
+    "placeholder_ttfb": ("first byte of a placeholder", "ms", False, None, ("r/u", ">=", 1.0)),
+    "placeholder_read": ("first read of a placeholder", "MB/s", True, None, ("r/u", "<=", 1.0)),
+    "memory_per_item": ("daemon RSS per known item", "bytes", False, None, ("r/u", ">=", 2.0)),
+}
+ABSOLUTE = {"placeholder_ttfb": ("<=", 10.0, "ms (local store: round trip ~0)"), "memory_per_item": ("<=", 1024.0, "bytes")}
+
+
+def holds(op, value, goal):
+    return {">=": value >= goal, "<=": value <= goal, ">": value > goal}[op]
+
+
+def table(bench, header):
+    names = [t.name for t in bench.targets]
+    lines = [header, "", "| workload | unit | " + " | ".join(names) + " | ubiqfs/native | rclone/ubiqfs | goals |",
+             "|---|---|" + "---|" * len(names) + "---|---|---|"]
+    verdicts = []
+    for key, (title, unit, _, vs_native, vs_rclone) in WORKLOADS.items():
+        runs = bench.results.get(key)
+        if not runs:
+            continue
+        median = {name: statistics.median(values) for name, values in runs.items()}
+        cells = [f"{median[n]:.4g}" if n in median else "-" for n in names]
+        ratios, goals = [], []
+        for kind, goal in (("u/n", vs_native), ("r/u", vs_rclone)):
+            a, b = ("ubiqfs", "native") if kind == "u/n" else ("rclone", "ubiqfs")
+            if a in median and b in median and median[b] > 0:
+                ratio = median[a] / median[b]
+                ratios.append(f"{ratio:.3g}")
+                if goal:
+                    ok = holds(goal[1], ratio, goal[2])
+                    goals.append(f"{kind} {goal[1]} {goal[2]:.3g} {'ok' if ok else 'MISSED'}")
+                    verdicts.append(ok)
+            else:
+                ratios.append("-")
+        if key in ABSOLUTE and "ubiqfs" in median:
+            op, limit, what = ABSOLUTE[key]
+            ok = holds(op, median["ubiqfs"], limit)
+            goals.append(f"{op} {limit:g} {what} {'ok' if ok else 'MISSED'}")
+            verdicts.append(ok)
+        lines.append(f"| {title} | {unit} | " + " | ".join(cells) + f" | {ratios[0]} | {ratios[1]} | {'; '.join(goals)} |")
+    lines += ["", f"goals met: {sum(verdicts)} of {len(verdicts)}"]
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--binary", default=str(Path(__file__).resolve().parent.parent / ".build/release/ubiqfs"))
+    parser.add_argument("--work", default="/var/tmp/ubiqfs-bench", help="scratch folder (native folder, cache, remotes)")
+    parser.add_argument("--runs", type=int, default=3, help="runs per workload; the median is reported")
+    parser.add_argument("--scale", type=float, default=1.0, help="sizes and counts times this (0.1 for a quick look)")
+    parser.add_argument("--items", type=int, default=0, help="items for the memory workload (default 100000 x scale)")
+    parser.add_argument("--targets", default="native,ubiqfs,rclone")
+    parser.add_argument("--only", default="", help="comma-separated workload groups: " + ", ".join(GROUPS))
+    parser.add_argument("--out", default="", help="where to write the table (default Benchmarks/results/DATE.md)")
+    args = parser.parse_args()
+
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    available = {"native": lambda: Native(work), "ubiqfs": lambda: UbiqFS(work, args.binary), "rclone": lambda: Rclone(work)}
+    targets = [available[name]() for name in args.targets.split(",")]
+    bench = Bench(args, targets, work)
+    groups = args.only.split(",") if args.only else list(GROUPS)
+    started = time.strftime("%Y-%m-%d %H:%M")
+    try:
+        for t in targets:
+            t.start()
+        for group in groups:
+            print(f"{group}...", flush=True)
+            getattr(bench, GROUPS[group])()
+    finally:
+        for t in targets:
+            t.stop()
+    version = subprocess.run([args.binary, "--version"], capture_output=True, text=True).stdout.strip()
+    rclone = subprocess.run(["rclone", "version"], capture_output=True, text=True).stdout.split("\n")[0] if "rclone" in args.targets else ""
+    header = (f"# ubiqfs benchmark, {started}\n\n{version}, {rclone}; {os.cpu_count()} cores; "
+              f"runs {args.runs}, scale {args.scale}; median of the runs. Ratios are of the metric itself "
+              f"(for times, ubiqfs/native above 1 is slower; for rates, rclone/ubiqfs below 1 means ubiqfs is faster).")
+    text = table(bench, header)
+    print(text)
+    out = Path(args.out) if args.out else Path(__file__).resolve().parent / "results" / (time.strftime("%Y-%m-%d-%H%M") + ".md")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text + "\n\nRaw values:\n\n```\n" + json.dumps(bench.results, indent=1) + "\n```\n")
+    print(f"\nwritten to {out}")
+
+
+GROUPS = {"write": "write_1g", "read": "reread_1g", "placeholder": "placeholder", "create": "create_10k",
+          "ls": "ls_10k", "git": "git_tree", "build": "build", "memory": "memory"}
+
+if __name__ == "__main__":
+    sys.exit(main())
