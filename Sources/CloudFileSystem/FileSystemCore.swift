@@ -119,7 +119,9 @@ public final class FileSystemCore: Sendable {
     }
 
     func row(_ ino: Int64) throws(FileSystemError) -> ItemRow {
-        guard let row = try read({ db in try ItemRow.find(ino: ino, db) }) else {
+        let found: ItemRow?
+        do { found = try metadata.readStatement { db in try ItemRow.find(ino: ino, db) } } catch { throw Self.wrap(error) }
+        guard let row = found else {
             throw FileSystemError(.notFound, "no inode \(ino)")
         }
         return row

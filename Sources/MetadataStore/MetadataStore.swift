@@ -107,6 +107,13 @@ public final class MetadataStore: Sendable {
         do { return try pool.read(body) } catch { throw Self.wrap(error) }
     }
 
+    /// For a body of one statement: SQLite runs each statement on a consistent snapshot,
+    /// so it needs no transaction. Saves a BEGIN and a COMMIT on the hottest read (an item
+    /// by inode, for every getxattr, open and setattr).
+    public func readStatement<T>(_ body: (Database) throws -> T) throws(MetadataError) -> T {
+        do { return try pool.unsafeRead(body) } catch { throw Self.wrap(error) }
+    }
+
     public func write<T>(_ body: (Database) throws -> T) throws(MetadataError) -> T {
         do { return try pool.write(body) } catch { throw Self.wrap(error) }
     }
