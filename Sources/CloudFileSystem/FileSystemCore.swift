@@ -31,7 +31,10 @@ public final class FileSystemCore: Sendable {
     /// (keys of a JSON object) can exist; nil for any other, which no item holds.
     static func userXattrKey(_ name: [UInt8]) -> String? {
         guard name.count <= 255, let key = String(validating: name, as: UTF8.self), key.hasPrefix("user.") else { return nil }
-        return key
+        // Names that differ only in Unicode normalisation are one attribute (in records they
+        // are keys of one JSON object): stored and found in NFC.
+        let normalized = key.precomposedStringWithCanonicalMapping
+        return normalized.utf8.count <= 255 ? normalized : key
     }
 
     public init(
@@ -728,7 +731,9 @@ public final class FileSystemCore: Sendable {
         guard let key = Self.userXattrKey(name) else { throw FileSystemError(.noAttribute) }
         if key.hasPrefix("user.ubiqfs.") { return try statusXattr(ino, key) }
         return try withLeases([(ino, .shared)], "getxattr") { () throws(FileSystemError) in
-            guard let value = try row(ino).userXattrs[key] else { throw FileSystemError(.noAttribute) }
+            let value: Data?
+            do { value = try metadata.readStatement { db in try StoredXattrs.value(of: ino, named: key, db) } } catch { throw Self.wrap(error) }
+            guard let value else { throw FileSystemError(.noAttribute) }
             return Array(value)
         }
     }
@@ -855,15 +860,15 @@ public final class FileSystemCore: Sendable {
         try withLeases([(ino, .exclusive)], "setxattr") { () throws(FileSystemError) in
             try write { db in
                 guard var row = try ItemRow.find(ino: ino, db) else { throw FileSystemError(.notFound) }
-                var xattrs = row.userXattrs
-                if flags & 1 != 0 && xattrs[key] != nil { throw FileSystemError(.exists) }
-                if flags & 2 != 0 && xattrs[key] == nil { throw FileSystemError(.noAttribute) }
-                xattrs[key] = Data(value)
-                let total = xattrs.reduce(0) { $0 + $1.key.utf8.count + $1.value.count }
+                let existing = try StoredXattrs.value(of: ino, named: key, db)
+                if flags & 1 != 0 && existing != nil { throw FileSystemError(.exists) }
+                if flags & 2 != 0 && existing == nil { throw FileSystemError(.noAttribute) }
+                let replaced = existing.map { key.utf8.count + $0.count } ?? 0
+                let total = try StoredXattrs.totalSize(of: ino, db) - replaced + key.utf8.count + value.count
                 guard total <= ItemSnapshot.maxXattrTotal else {
                     throw FileSystemError(.noSpace, "extended attributes of \(row.itemName) would take \(total) bytes; the limit is \(ItemSnapshot.maxXattrTotal)")
                 }
-                row.userXattrs = xattrs
+                try StoredXattrs.set(ino, name: key, value: Data(value), db)
                 row.markChanged(.metadata, now: Timestamp.now())
                 try row.update(db)
             }
@@ -873,7 +878,8 @@ public final class FileSystemCore: Sendable {
     }
 
     public func listXattrs(_ ino: Int64) throws(FileSystemError) -> [UInt8] {
-        let names = try row(ino).userXattrs.keys.sorted()
+        _ = try row(ino)
+        let names = try read { db in try StoredXattrs.names(of: ino, db) }
         var bytes: [UInt8] = []
         for name in names {
             bytes += Array(name.utf8)
@@ -892,9 +898,7 @@ public final class FileSystemCore: Sendable {
         try withLeases([(ino, .exclusive)], "removexattr") { () throws(FileSystemError) in
             try write { db in
                 guard var row = try ItemRow.find(ino: ino, db) else { throw FileSystemError(.notFound) }
-                var xattrs = row.userXattrs
-                guard xattrs.removeValue(forKey: key) != nil else { throw FileSystemError(.noAttribute) }
-                row.userXattrs = xattrs
+                guard try StoredXattrs.remove(ino, name: key, db) else { throw FileSystemError(.noAttribute) }
                 row.markChanged(.metadata, now: Timestamp.now())
                 try row.update(db)
             }

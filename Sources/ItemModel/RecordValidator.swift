@@ -61,8 +61,10 @@ public enum RecordValidator {
             // names that sort last go, so every device keeps the same set.
             var kept: [String: Data] = [:]
             var total = 0
-            for (key, value) in xattrs.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) })
-            where key.hasPrefix("user.") && !key.hasPrefix("user.ubiqfs.") && key.utf8.count <= 255 && value.count <= ItemSnapshot.maxXattrValue {
+            for (name, value) in xattrs.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+                // Stored in NFC, as local names are: names differing only in normalisation are one.
+                let key = name.precomposedStringWithCanonicalMapping
+                guard key.hasPrefix("user.") && !key.hasPrefix("user.ubiqfs.") && key.utf8.count <= 255 && value.count <= ItemSnapshot.maxXattrValue else { continue }
                 guard total + key.utf8.count + value.count <= ItemSnapshot.maxXattrTotal else { break }
                 total += key.utf8.count + value.count
                 kept[key] = value

@@ -24,8 +24,6 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
     public var ctime: Int64
     public var atime: Int64
     public var target: Data?
-    /// JSON object of user xattrs (name -> base64 value).
-    public var xattrs: Data?
     /// JSON array of the committed version's blocks (files).
     public var blocks: Data?
     public var content: Int
@@ -70,7 +68,6 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
         self.ctime = ctime ?? mtime
         self.atime = mtime
         self.target = target.map { Data($0.bytes) }
-        self.xattrs = nil
         self.blocks = nil
         self.content = ContentState.placeholder.rawValue
         self.baseSeq = 0
@@ -97,7 +94,6 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
         ctime = row["ctime"]
         atime = row["atime"]
         target = row["target"]
-        xattrs = row["xattrs"]
         blocks = row["blocks"]
         content = row["content"]
         baseSeq = row["baseSeq"]
@@ -134,11 +130,6 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
     public var blockList: [BlockReference] {
         get { blocks.flatMap { try? JSONDecoder().decode([BlockReference].self, from: $0) } ?? [] }
         set { blocks = newValue.isEmpty ? nil : try? JSONEncoder().encode(newValue) }
-    }
-
-    public var userXattrs: [String: Data] {
-        get { xattrs.flatMap { try? JSONDecoder().decode([String: Data].self, from: $0) } ?? [:] }
-        set { xattrs = newValue.isEmpty ? nil : try? JSONEncoder().encode(newValue) }
     }
 
     /// Records a local change: what kind, and a new generation.

@@ -32,7 +32,7 @@ public final class MetadataStore: Sendable {
         }
     }
 
-    private static var migrator: DatabaseMigrator {
+    static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.create(table: "item") { t in
@@ -99,6 +99,25 @@ public final class MetadataStore: Sendable {
         migrator.registerMigration("v4: special files") { db in
             // FIFOs, sockets and device nodes; devices keep their number here.
             try db.alter(table: "item") { t in t.add(column: "rdev", .integer) }
+        }
+        migrator.registerMigration("v5: one row per xattr") { db in
+            // Each attribute its own row (StoredXattrs), moved out of the JSON column, which
+            // stays NULL from now on.
+            try db.execute(sql: """
+                CREATE TABLE xattr (
+                    ino INTEGER NOT NULL REFERENCES item(ino) ON DELETE CASCADE,
+                    name TEXT NOT NULL,
+                    value BLOB NOT NULL,
+                    PRIMARY KEY (ino, name)
+                ) WITHOUT ROWID
+                """)
+            let rows = try Row.fetchAll(db, sql: "SELECT ino, xattrs FROM item WHERE xattrs IS NOT NULL")
+            for row in rows {
+                let json: Data = row["xattrs"]
+                let xattrs = try JSONDecoder().decode([String: Data].self, from: json)
+                for (name, value) in xattrs { try StoredXattrs.set(row["ino"], name: name, value: value, db) }
+            }
+            try db.execute(sql: "UPDATE item SET xattrs = NULL")
         }
         return migrator
     }

@@ -79,10 +79,11 @@ struct PushPlan: Sendable {
                 continue
             }
             guard let parentIno = row.parent, let parent = try node(parentIno), !parent.deleted else { continue }
+            let xattrs = try StoredXattrs.all(of: ino, db)
             var item = ItemSnapshot(
                 id: row.itemID, parent: parent.id, name: row.itemName, kind: row.itemKind, mode: UInt32(row.mode),
                 mtime: row.mtime, size: row.size, blocks: nil, target: row.symlinkTarget,
-                xattrs: row.userXattrs.isEmpty ? nil : row.userXattrs,
+                xattrs: xattrs.isEmpty ? nil : xattrs,
                 rdev: row.itemKind.isDevice ? UInt64(bitPattern: row.rdev ?? 0) : nil
             )
             let upload = uploads[ino]

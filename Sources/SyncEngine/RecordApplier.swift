@@ -153,6 +153,7 @@ struct RecordApplier {
             }
             row.baseSeq = Int64(seq)
             try row.update(db)
+            try StoredXattrs.replace(row.inode, with: item.xattrs ?? [:], db)
             outcome.invalidations.append(.inode(row.inode, data: true))
             note(.created, row.inode)
             return
@@ -164,7 +165,7 @@ struct RecordApplier {
 
         if own {
             // Our own commit, seen again after a lost reply or a crash: it is the base now.
-            if localFlags.contains(.metadata) && matchesMetadata(row, item, parent: parent.inode) {
+            if try localFlags.contains(.metadata) && matchesMetadata(row, item, parent: parent.inode) {
                 row.dirtyFlags.remove(.metadata)
             }
             if !localFlags.contains(.content) { row.blockList = item.blocks ?? [] }
@@ -184,14 +185,15 @@ struct RecordApplier {
         // Three-way merge of metadata against the committed base: what was changed here
         // (differs from the base) stays and is pushed next; everything else follows the record.
         let localMetadata = localFlags.contains(.metadata)
-        let metadataDiffers = UInt32(row.mode) != item.mode || row.mtime != item.mtime || row.userXattrs != (item.xattrs ?? [:])
+        let localXattrs = try StoredXattrs.all(of: row.inode, db)
+        let metadataDiffers = UInt32(row.mode) != item.mode || row.mtime != item.mtime || localXattrs != (item.xattrs ?? [:])
         let baseParent: Int64? = base.flatMap { base in
             base.parent == .root ? ItemRow.rootIno : (try? ItemRow.find(id: base.parent, db))?.inode
         }
         let movedHere = localMetadata && (base == nil || row.parent != baseParent || row.itemName != base?.name)
         let modeChangedHere = localMetadata && (base == nil || UInt32(row.mode) != base?.mode)
         let mtimeChangedHere = localMetadata && (base == nil || row.mtime != base?.mtime)
-        let xattrsChangedHere = localMetadata && (base == nil || row.userXattrs != (base?.xattrs ?? [:]))
+        let xattrsChangedHere = localMetadata && (base == nil || localXattrs != (base?.xattrs ?? [:]))
         if !movedHere && (row.parent != parent.inode || row.itemName != item.name) {
             note(.moved, row.inode, from: try currentPath(row.inode))
             var target = parent.inode
@@ -208,7 +210,7 @@ struct RecordApplier {
         }
         if !modeChangedHere { row.mode = Int64(item.mode) }
         if !mtimeChangedHere { row.mtime = item.mtime }
-        if !xattrsChangedHere { row.userXattrs = item.xattrs ?? [:] }
+        if !xattrsChangedHere { try StoredXattrs.replace(row.inode, with: item.xattrs ?? [:], db) }
         row.target = item.target.map { Data($0.bytes) }
         row.ctime = now
         if contentChanged && !localFlags.contains(.content) {
@@ -241,19 +243,20 @@ struct RecordApplier {
         row.contentState = item.kind == .file ? .placeholder : .local
         row.baseSeq = Int64(seq)
         try row.insert(db)
+        try StoredXattrs.replace(row.inode, with: item.xattrs ?? [:], db)
         if item.kind == .file { outcome.placeholders.append(row.inode) }
         outcome.invalidations.append(.entry(parent: parent, name: item.name.bytes))
         note(.created, row.inode)
     }
 
-    /// Copies the committed fields into the row; content fields only when asked.
+    /// Copies the committed fields into the row; content fields only when asked. The
+    /// xattrs are rows of their own: the caller replaces them once the row has an inode.
     private func take(_ item: ItemSnapshot, into row: inout ItemRow, content: Bool) {
         row.kind = item.kind.rawValue
         row.mode = Int64(item.mode)
         row.mtime = item.mtime
         row.target = item.target.map { Data($0.bytes) }
         row.rdev = item.kind.isDevice ? item.rdev.map { Int64(bitPattern: $0) } ?? 0 : nil
-        row.userXattrs = item.xattrs ?? [:]
         row.ctime = now
         if content || item.kind != .file {
             row.size = item.size
@@ -261,9 +264,9 @@ struct RecordApplier {
         }
     }
 
-    private func matchesMetadata(_ row: ItemRow, _ item: ItemSnapshot, parent: Int64) -> Bool {
-        row.parent == parent && row.itemName == item.name && UInt32(row.mode) == item.mode
-            && row.symlinkTarget == item.target && row.userXattrs == (item.xattrs ?? [:])
+    private func matchesMetadata(_ row: ItemRow, _ item: ItemSnapshot, parent: Int64) throws -> Bool {
+        try row.parent == parent && row.itemName == item.name && UInt32(row.mode) == item.mode
+            && row.symlinkTarget == item.target && StoredXattrs.all(of: row.inode, db) == (item.xattrs ?? [:])
     }
 
     /// The local version becomes a new item beside the committed one, keeping its inode

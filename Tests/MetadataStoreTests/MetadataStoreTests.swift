@@ -94,4 +94,50 @@ import ItemModel
         try store.write { db in try BaseSnapshots.remove(item.id, db) }
         #expect(try store.read { db in try BaseSnapshots.all(db) }.isEmpty)
     }
+
+    @Test func xattrsAreRowsOfTheirOwnAndGoWithTheItem() throws {
+        let store = try makeStore()
+        let ino = try store.write { db -> Int64 in
+            var item = file("tagged")
+            try item.insert(db)
+            try StoredXattrs.set(item.inode, name: "user.b", value: Data([2, 2]), db)
+            try StoredXattrs.set(item.inode, name: "user.a", value: Data([1]), db)
+            try StoredXattrs.set(item.inode, name: "user.a", value: Data([1, 1, 1]), db)
+            return item.inode
+        }
+        try store.read { db throws in
+            #expect(try StoredXattrs.names(of: ino, db) == ["user.a", "user.b"])
+            #expect(try StoredXattrs.value(of: ino, named: "user.a", db) == Data([1, 1, 1]))
+            #expect(try StoredXattrs.totalSize(of: ino, db) == 6 + 3 + 6 + 2)
+        }
+        try store.write { db throws in
+            #expect(try StoredXattrs.remove(ino, name: "user.b", db))
+            #expect(try !StoredXattrs.remove(ino, name: "user.b", db))
+            try StoredXattrs.replace(ino, with: ["user.c": Data([3])], db)
+            #expect(try StoredXattrs.all(of: ino, db) == ["user.c": Data([3])])
+            _ = try ItemRow.deleteOne(db, key: ino)
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM xattr") == 0)
+        }
+    }
+
+    /// A state dir from before v5 keeps its attributes: the JSON column becomes rows.
+    @Test func migrationMovesXattrsOutOfTheJSONColumn() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("ubiqfs-md-\(UUID().uuidString).db").path
+        do {
+            let pool = try DatabasePool(path: path)
+            try MetadataStore.migrator.migrate(pool, upTo: "v4: special files")
+            try pool.write { db in
+                try db.execute(sql: """
+                    INSERT INTO item (id, parent, name, kind, mode, uid, gid, size, mtime, ctime, atime, content, baseSeq, dirty, deleted, changeGen, xattrs)
+                    VALUES ('0123456789abcdef0123456789abcdef', 1, X'66', 'file', 420, 0, 0, 0, 1, 1, 1, 0, 3, 0, 0, 0, ?)
+                    """, arguments: [Data(#"{"user.color":"Ymx1ZQ==","user.n":""}"#.utf8)])
+            }
+        }
+        let store = try MetadataStore(path: path)
+        try store.read { db throws in
+            let ino = try #require(try ItemRow.find(id: ItemID("0123456789abcdef0123456789abcdef"), db)).inode
+            #expect(try StoredXattrs.all(of: ino, db) == ["user.color": Data("blue".utf8), "user.n": Data()])
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE xattrs IS NOT NULL") == 0)
+        }
+    }
 }

@@ -65,6 +65,11 @@ import Testing
                 assert e.errno == errno.ENOTSUP, e
             assert os.getxattr(f, "user.\\ufffd") == b"kept"
             os.removexattr(f, "user.\\ufffd")
+            # Names differing only in Unicode normalisation are one attribute, kept in NFC.
+            os.setxattr(f, "user.cafe\\u0301", b"nfd")
+            assert os.getxattr(f, "user.caf\\u00e9") == b"nfd"
+            assert [n for n in os.listxattr(f) if n.startswith("user.caf")] == ["user.caf\\u00e9"]
+            os.removexattr(f, "user.caf\\u00e9")
             # An item's attributes are bounded (256 KiB in all): past that, ENOSPC, as on ext4,
             # and what was there stays.
             for i in range(3):

@@ -792,8 +792,10 @@ private final class SoakBatch {
 
     /// SQLite's own check, and the shape of the tables.
     private func checkMetadata(_ device: TestDevice, quiescent: Bool, _ stats: inout SoakStats) throws {
-        let (integrity, rows, bases) = try device.metadata.read { db in
-            (try String.fetchAll(db, sql: "PRAGMA integrity_check"), try ItemRow.fetchAll(db), try BaseSnapshots.all(db))
+        let (integrity, rows, bases, xattrs) = try device.metadata.read { db in
+            let rows = try ItemRow.fetchAll(db)
+            let xattrs = try Dictionary(uniqueKeysWithValues: rows.map { ($0.inode, try StoredXattrs.all(of: $0.inode, db)) })
+            return (try String.fetchAll(db, sql: "PRAGMA integrity_check"), rows, try BaseSnapshots.all(db), xattrs)
         }
         stats.checked("sqlite integrity")
         if integrity != ["ok"] { fail("\(device.name): PRAGMA integrity_check says \(integrity)") }
@@ -825,7 +827,7 @@ private final class SoakBatch {
             }
             let parentID = row.parent == ItemRow.rootIno ? ItemID.root.rawValue : byIno[row.parent ?? -1]?.id
             let samePlace: Bool = base.name == row.itemName && base.parent.rawValue == parentID && base.kind == row.itemKind
-            let sameMetadata: Bool = base.mode == UInt32(row.mode) && base.target == row.symlinkTarget && (base.xattrs ?? [:]) == row.userXattrs
+            let sameMetadata: Bool = base.mode == UInt32(row.mode) && base.target == row.symlinkTarget && (base.xattrs ?? [:]) == xattrs[row.inode]
             let sameContent: Bool = row.itemKind != .file || ((base.blocks ?? []) == row.blockList && base.size == row.size)
             if !(samePlace && sameMetadata && sameContent) {
                 fail("\(device.name): \(row.itemName) differs from its committed snapshot: row mode \(String(row.mode, radix: 8)) size \(row.size) vs \(base)")
