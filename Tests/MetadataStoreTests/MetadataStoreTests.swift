@@ -140,4 +140,24 @@ import ItemModel
             #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE xattrs IS NOT NULL") == 0)
         }
     }
+
+    /// A folder's link count is read after every change in it: it must not visit the files.
+    @Test func subfolderCountsUseTheirOwnIndex() throws {
+        let store = try makeStore()
+        try store.write { db in
+            var folder = file("folder")
+            folder.kind = ItemKind.directory.rawValue
+            try folder.insert(db)
+            for i in 0..<5 {
+                var child = file("f\(i)", parent: folder.inode)
+                try child.insert(db)
+            }
+            var sub = file("sub", parent: folder.inode)
+            sub.kind = ItemKind.directory.rawValue
+            try sub.insert(db)
+            #expect(try ItemRow.subfolderCount(folder.inode, db) == 1)
+            let plan = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT count(*) FROM item WHERE parent = ? AND deleted = 0 AND kind = 'directory'", arguments: [folder.inode])
+            #expect(plan.map { $0["detail"] as String }.joined().contains("INDEX item_subfolders"))
+        }
+    }
 }
