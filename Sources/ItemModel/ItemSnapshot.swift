@@ -19,7 +19,7 @@ public struct ItemSnapshot: Hashable, Sendable, Codable {
     public var xattrs: [String: Data]?
     /// Largest value of one user xattr (64 KiB, as Linux allows).
     public static let maxXattrValue = 65536
-    /// All of an item's user xattrs, names and values: each change rewrites and syncs the
+    /// All of an item's user xattrs, names and values: every record of the item carries the
     /// whole set, so it is bounded; past it setxattr gives ENOSPC, as on ext4.
     public static let maxXattrTotal = 256 * 1024
     /// The device number of a character or block device (Linux `dev_t`).
