@@ -67,9 +67,17 @@ class Target:
         self.dir = self.work / "mnt"
 
     def start(self):
-        shutil.rmtree(self.work, ignore_errors=True)
+        self.clear()
         self.dir.mkdir(parents=True)
         self.mount()
+
+    def clear(self):
+        """Removes the scratch folder, never through a mount a crashed run left behind."""
+        if mounted(self.dir):
+            sh("fusermount3", "-uz", str(self.dir), check=False)
+        if mounted(self.dir):
+            raise RuntimeError(f"{self.dir} is still mounted; not removing {self.work}")
+        shutil.rmtree(self.work, ignore_errors=True)
 
     def mount(self):
         pass
@@ -86,7 +94,7 @@ class Target:
 
     def stop(self):
         self.unmount()
-        shutil.rmtree(self.work, ignore_errors=True)
+        self.clear()
 
 
 class Native(Target):
@@ -158,7 +166,7 @@ class Rclone(FuseDaemon):
                 "--cache-dir", str(self.work / "cache"), "--dir-cache-time", "1s", "--poll-interval", "0"]
 
     def start(self):
-        shutil.rmtree(self.work, ignore_errors=True)
+        self.clear()
         (self.work / "remote").mkdir(parents=True)
         self.dir.mkdir(parents=True)
         self.mount()
