@@ -10,6 +10,17 @@ public struct ContainerInfo: Hashable, Sendable, Codable {
     /// Nanoseconds since the epoch.
     public var created: Int64
 
+    /// A file's first block is at most this long: a reader of a placeholder waits until a
+    /// whole block has arrived and matched its hash, so a short first block brings the first
+    /// byte (and what `file` or a thumbnailer reads) sooner.
+    public static let leadingBlockSize: Int64 = 256 * 1024
+
+    /// How long the block at `index` of a file is when ubiqfs writes it (the last may be
+    /// shorter). Readers never assume it: they take the lengths from the record.
+    public func writtenBlockLength(index: Int) -> Int {
+        Int(index == 0 ? min(blockSize, Self.leadingBlockSize) : blockSize)
+    }
+
     public init(id: String, blockSize: Int64 = Self.defaultBlockSize, created: Int64) {
         self.format = Self.currentFormat
         self.id = id

@@ -538,7 +538,6 @@ public actor SyncEngine {
             throw SyncError(code: .cache, message: "cannot read local content of \(row.itemName)", cause: error)
         }
         defer { close(fd) }
-        let blockSize = Int(info.blockSize)
         var blocks: [BlockReference?] = []
         var offset: Int64 = 0
         var uploaded: Int64 = 0
@@ -563,9 +562,10 @@ public actor SyncEngine {
                         throw SyncError(code: .cancelled, message: "cancelled while uploading", cause: error)
                     }
                     let readAt = offset
+                    let wanted = info.writtenBlockLength(index: blocks.count)
                     let bytes: [UInt8]
                     do {
-                        bytes = try await OffloadedWork.run { () throws(SystemError) in try Syscall.readFully(fd: fd, count: blockSize, at: readAt) }
+                        bytes = try await OffloadedWork.run { () throws(SystemError) in try Syscall.readFully(fd: fd, count: wanted, at: readAt) }
                     } catch {
                         leases.release()
                         throw SyncError(code: .cache, message: "cannot read local content of \(name)", cause: error)
@@ -594,7 +594,7 @@ public actor SyncEngine {
                     }
                     inFlight += 1
                     offset += Int64(bytes.count)
-                    if bytes.count < blockSize { break }
+                    if bytes.count < wanted { break }
                 }
                 while let (index, block) = try await group.next() {
                     blocks[index] = block

@@ -631,7 +631,7 @@ private final class SoakBatch {
     /// content differs from the committed one (a truncate to the same size does not).
     private func pendingEdits(_ index: Int) throws -> [(id: String, real: Bool)] {
         let device = devices[index]
-        let blockSize = Int(device.engine.info.blockSize)
+        let info = device.engine.info
         let rows = try device.metadata.read { db in try ItemRow.fetchAll(db) }
         let live = Dictionary(rows.filter { !$0.deleted && $0.itemKind == .file }.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var result: [(id: String, real: Bool)] = []
@@ -641,16 +641,20 @@ private final class SoakBatch {
                 fail("\(device.name): \(row.itemName) was changed here but its content is not marked for upload (dirty \(row.dirty))")
             }
             let bytes = try #require(FileManager.default.contents(atPath: device.cache.path(for: row.inode)), "\(device.name): no cache file for changed \(row.itemName)")
-            result.append((id, Self.blocks(Array(bytes), blockSize: blockSize) != row.blockList))
+            result.append((id, Self.blocks(Array(bytes), info: info) != row.blockList))
         }
         return result
     }
 
-    static func blocks(_ bytes: [UInt8], blockSize: Int) -> [BlockReference] {
-        stride(from: 0, to: bytes.count, by: blockSize).map { start in
-            let block = Array(bytes[start..<min(start + blockSize, bytes.count)])
-            return BlockReference(hash: ContentHasher.sha256Hex(block), length: Int64(block.count))
+    static func blocks(_ bytes: [UInt8], info: ContainerInfo) -> [BlockReference] {
+        var blocks: [BlockReference] = []
+        var start = 0
+        while start < bytes.count {
+            let block = Array(bytes[start..<min(start + info.writtenBlockLength(index: blocks.count), bytes.count)])
+            blocks.append(BlockReference(hash: ContentHasher.sha256Hex(block), length: Int64(block.count)))
+            start += block.count
         }
+        return blocks
     }
 
     /// The conflict copies this sync must make. A device's changed content becomes a copy
@@ -691,12 +695,12 @@ private final class SoakBatch {
         // The reference reads every file (downloading what it must); others compare the
         // content they hold locally, and the committed blocks of the rest.
         var contents: [String: String] = [:]
-        let blockSize = Int(referenceDevice.engine.info.blockSize)
+        let info = referenceDevice.engine.info
         for (path, node) in expected where node.kind == .file {
             let content = try await referenceDevice.read(path)
             contents[path] = content
             stats.checked("content matches blocks")
-            if Self.blocks(Array(content.utf8), blockSize: blockSize) != node.blocks {
+            if Self.blocks(Array(content.utf8), info: info) != node.blocks {
                 fail("\(referenceDevice.name):\(path) reads \(content.debugDescription), which is not its committed blocks \(node)")
             }
         }

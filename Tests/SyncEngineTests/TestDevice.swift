@@ -95,11 +95,15 @@ final class TestDevice: Sendable {
     }
 
     func read(_ path: String) async throws -> String {
+        String(decoding: try await readBytes(path), as: UTF8.self)
+    }
+
+    func readBytes(_ path: String) async throws -> [UInt8] {
         guard let ino = inode(path) else { throw FileSystemError(.notFound, path) }
         let handle = try await open(ino, flags: O_RDONLY)
         defer { core.release(handle: handle) }
         let size = try core.attributes(ino).size
-        return String(decoding: try core.read(handle: handle, size: Int(size) + 10, offset: 0), as: UTF8.self)
+        return try core.read(handle: handle, size: Int(size) + 10, offset: 0)
     }
 
     func remove(_ path: String) throws {
