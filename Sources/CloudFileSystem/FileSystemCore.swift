@@ -30,11 +30,9 @@ public final class FileSystemCore: Sendable {
     /// The stored key for a name from the kernel: only `user.*` names that are valid UTF-8
     /// (keys of a JSON object) can exist; nil for any other, which no item holds.
     static func userXattrKey(_ name: [UInt8]) -> String? {
-        guard name.count <= 255, let key = String(validating: name, as: UTF8.self), key.hasPrefix("user.") else { return nil }
-        // Names that differ only in Unicode normalisation are one attribute (in records they
-        // are keys of one JSON object): stored and found in NFC.
-        let normalized = key.precomposedStringWithCanonicalMapping
-        return normalized.utf8.count <= 255 ? normalized : key
+        guard let name = String(validating: name, as: UTF8.self), name.hasPrefix("user.") else { return nil }
+        let key = ItemSnapshot.xattrName(name)
+        return key.utf8.count <= 255 ? key : nil
     }
 
     public init(
@@ -878,8 +876,10 @@ public final class FileSystemCore: Sendable {
     }
 
     public func listXattrs(_ ino: Int64) throws(FileSystemError) -> [UInt8] {
-        _ = try row(ino)
-        let names = try read { db in try StoredXattrs.names(of: ino, db) }
+        let names = try read { db -> [String] in
+            guard try ItemRow.find(ino: ino, db) != nil else { throw FileSystemError(.notFound, "no inode \(ino)") }
+            return try StoredXattrs.names(of: ino, db)
+        }
         var bytes: [UInt8] = []
         for name in names {
             bytes += Array(name.utf8)

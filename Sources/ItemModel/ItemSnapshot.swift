@@ -22,6 +22,13 @@ public struct ItemSnapshot: Hashable, Sendable, Codable {
     /// All of an item's user xattrs, names and values: every record of the item carries the
     /// whole set, so it is bounded; past it setxattr gives ENOSPC, as on ext4.
     public static let maxXattrTotal = 256 * 1024
+
+    /// The one spelling an xattr name is kept under: NFC, since names that differ only in
+    /// Unicode normalisation are one key of a record's JSON object. ASCII (nearly every
+    /// name) is NFC already and skips Foundation's normalisation on the getxattr path.
+    public static func xattrName(_ name: String) -> String {
+        name.utf8.allSatisfy { $0 < 0x80 } ? name : name.precomposedStringWithCanonicalMapping
+    }
     /// The device number of a character or block device (Linux `dev_t`).
     public var rdev: UInt64?
 

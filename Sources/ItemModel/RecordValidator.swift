@@ -63,7 +63,7 @@ public enum RecordValidator {
             var total = 0
             for (name, value) in xattrs.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
                 // Stored in NFC, as local names are: names differing only in normalisation are one.
-                let key = name.precomposedStringWithCanonicalMapping
+                let key = ItemSnapshot.xattrName(name)
                 guard key.hasPrefix("user.") && !key.hasPrefix("user.ubiqfs.") && key.utf8.count <= 255 && value.count <= ItemSnapshot.maxXattrValue else { continue }
                 guard total + key.utf8.count + value.count <= ItemSnapshot.maxXattrTotal else { break }
                 total += key.utf8.count + value.count

@@ -132,6 +132,15 @@ import Testing
         #expect(try RecordValidator.sanitized(item).xattrs?.keys.sorted() == ["user.ok"])
     }
 
+    @Test func xattrNamesFromTheStoreAreKeptInNFC() throws {
+        var item = Self.file()
+        item.xattrs = ["user.cafe\u{301}": Data([1]), "user.plain": Data([2])]
+        // Compared as bytes: Swift's String equality would call the two spellings equal.
+        let kept = try #require(try RecordValidator.sanitized(item).xattrs)
+        #expect(Set(kept.keys.map { Array($0.utf8) }) == [Array("user.caf\u{e9}".utf8), Array("user.plain".utf8)])
+        #expect(Array(ItemSnapshot.xattrName("user.cafe\u{301}").utf8) == Array("user.caf\u{e9}".utf8))
+    }
+
     @Test func oversizedXattrsFromTheStoreAreCutToTheLocalLimits() throws {
         var item = Self.file()
         let full = Data(repeating: 7, count: ItemSnapshot.maxXattrValue)
