@@ -92,6 +92,11 @@ class Target:
     def settle(self):
         """Waits until what was written is in the store (so it can be dropped locally)."""
 
+    def make_items(self, relative, items):
+        """Empty files in folders of 1,000 that the daemon knows after a remount."""
+        make_tree(self.dir / relative, items, per_folder=1000, size=0)
+        self.settle()
+
     def stop(self):
         self.unmount()
         self.clear()
@@ -174,6 +179,12 @@ class Rclone(FuseDaemon):
     def settle(self):
         # rclone uploads a closed file after --vfs-write-back (5 s); stopping it flushes the rest.
         self.unmount()
+        self.mount()
+
+    def make_items(self, relative, items):
+        # Straight into the remote folder: rclone's own creates would dominate the run.
+        self.unmount()
+        make_tree(self.work / "remote" / relative, items, per_folder=1000, size=0)
         self.mount()
 
     def make_placeholder(self, path, size):
@@ -371,13 +382,7 @@ class Bench:
                 continue
             root = t.dir / "many"
             start = time.perf_counter()
-            if isinstance(t, Rclone):
-                t.unmount()
-                make_tree(t.work / "remote" / "many", items, per_folder=1000, size=0)
-                t.mount()
-            else:
-                make_tree(root, items, per_folder=1000, size=0)
-                t.settle()
+            t.make_items("many", items)
             made = time.perf_counter() - start
             t.remount()
             baseline = rss_bytes(t.pid)

@@ -45,11 +45,9 @@ public final class CacheBudget: Sendable {
                 // most 5% of the time, so a cache of a million files is not scanned every second.
                 let free = freeBlocks()
                 if free == nil || free != lastFree {
-                    let started = ContinuousClock.now
-                    enforce()
+                    let took = ContinuousClock().measure { enforce() }
                     lastFree = freeBlocks()
-                    let took = ContinuousClock.now - started
-                    pause = max(1, Double(took.components.seconds) * 20 + Double(took.components.attoseconds) * 20e-18)
+                    pause = max(1, 20 * (took / .seconds(1)))
                 }
                 // Now and then, pinned items whose download failed or was cut short are fetched again.
                 if ContinuousClock.now - lastPrefetch >= .seconds(60) {

@@ -77,6 +77,9 @@ import Testing
             setfattr -x user.color b.txt && ! getfattr -n user.color b.txt 2>/dev/null
             ln -s b.txt link && test "$(readlink link)" = b.txt && test "$(cat link)" = "$(cat b.txt)"
             mkdir -p d1/d2 && rmdir d1/d2 && ! rmdir . 2>/dev/null
+            # A folder's link count is 2 plus its subfolders (find and others rely on it).
+            mkdir -p n/a n/b && touch n/f1 n/f2 n/f3 && test "$(stat -c %h n)" = 4
+            rmdir n/a && test "$(stat -c %h n)" = 3 && rm -r n
             echo x > d1/f
             ! rmdir d1 2> err && grep -q "Directory not empty" err
             rm -r d1 && test ! -e d1
