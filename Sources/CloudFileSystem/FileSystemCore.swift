@@ -35,6 +35,14 @@ public final class FileSystemCore: Sendable {
         return key.utf8.count <= 255 ? key : nil
     }
 
+    /// Why a name `userXattrKey` refused is not there: a `user.*` name that is not UTF-8 is
+    /// simply absent (ENODATA); other namespaces are not supported at all (EOPNOTSUPP), which
+    /// `ls -l` and `cp -a` remember per filesystem, so they stop asking for `security.selinux`
+    /// and ACLs on every file (two uncached round trips per entry otherwise).
+    static func unstoredXattr(_ name: [UInt8]) -> FileSystemError {
+        FileSystemError(name.starts(with: Array("user.".utf8)) ? .noAttribute : .notSupported)
+    }
+
     public init(
         metadata: MetadataStore, cache: ContentCache, coordinator: FileCoordinator, handles: HandleTable,
         sync: SyncEngine, notifier: any InvalidationSink, controlSocketPath: String, logger: Logger
@@ -726,7 +734,7 @@ public final class FileSystemCore: Sendable {
     // MARK: Extended attributes
 
     public func getXattr(_ ino: Int64, name: [UInt8]) throws(FileSystemError) -> [UInt8] {
-        guard let key = Self.userXattrKey(name) else { throw FileSystemError(.noAttribute) }
+        guard let key = Self.userXattrKey(name) else { throw Self.unstoredXattr(name) }
         if key.hasPrefix("user.ubiqfs.") { return try statusXattr(ino, key) }
         return try withLeases([(ino, .shared)], "getxattr") { () throws(FileSystemError) in
             let value: Data?
@@ -889,10 +897,7 @@ public final class FileSystemCore: Sendable {
     }
 
     public func removeXattr(_ ino: Int64, name: [UInt8]) throws(FileSystemError) {
-        guard let key = Self.userXattrKey(name) else {
-            // Linux answers ENODATA for a user.* name the item lacks, ENOTSUP outside user.*.
-            throw FileSystemError(name.starts(with: Array("user.".utf8)) ? .noAttribute : .notSupported)
-        }
+        guard let key = Self.userXattrKey(name) else { throw Self.unstoredXattr(name) }
         if key == "user.ubiqfs.pinned" { return try setPinned(ino, nil) }
         if key.hasPrefix("user.ubiqfs.") { throw FileSystemError(.notPermitted, "\(key) is read-only") }
         try withLeases([(ino, .exclusive)], "removexattr") { () throws(FileSystemError) in

@@ -322,7 +322,9 @@ public final class FuseAdapter: FuseOperations {
     public func opendir(_ request: FuseRequest, ino: UInt64, flags: Int32) {
         do {
             try core.checkDirectory(Int64(ino))
-            request.reply(open: FuseOpenOptions(handle: 0))
+            // The kernel keeps the listing across opens; it drops it itself when a name in the
+            // folder changes through the mount, and KernelNotifier drops it for remote changes.
+            request.reply(open: FuseOpenOptions(handle: 0, keepCache: true, cacheDirectory: true))
         } catch {
             fail(request, error, "opendir")
         }

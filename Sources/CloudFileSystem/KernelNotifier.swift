@@ -62,6 +62,9 @@ public final class KernelNotifier: InvalidationSink {
             var seen: Set<KernelInvalidation> = []
             for invalidation in batch where seen.insert(invalidation).inserted {
                 sender(invalidation)
+                if case .entry(let parent, _) = invalidation, seen.insert(.listing(parent)).inserted {
+                    sender(.listing(parent))
+                }
             }
         }
     }

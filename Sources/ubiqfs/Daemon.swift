@@ -129,6 +129,9 @@ final class Daemon {
                 _ = session.invalidateInode(UInt64(ino), offset: data ? 0 : -1, length: 0)
             case .entry(let parent, let name):
                 _ = session.invalidateEntry(parent: UInt64(parent), name: name)
+            case .listing(let folder):
+                // A folder's page cache is its cached listing.
+                _ = session.invalidateInode(UInt64(folder), offset: 0, length: 0)
             }
         }
         let exitHandle = SessionExit(session)

@@ -51,6 +51,32 @@ import Testing
             """)
     }
 
+    /// Listings stay in the kernel's cache across opens; a remote create, delete or rename
+    /// must drop a cached listing, even for a name the kernel never looked up.
+    @Test func cachedListingsFollowRemoteChanges() async throws {
+        let fixture = try MountFixture()
+        let a = try await fixture.mount("a")
+        let b = try await fixture.mount("b")
+        try await fixture.sh("""
+            \(Self.helpers)
+            mkdir \(a)/docs && echo one > \(a)/docs/one.txt && echo two > \(a)/docs/two.txt
+            waitfor '[ "$(ls \(b)/docs 2>/dev/null | tr "\\n" " ")" = "one.txt two.txt " ]'
+            ls -l \(b)/docs > /dev/null
+            echo three > \(a)/docs/three.txt
+            waitfor '[ "$(ls \(b)/docs | tr "\\n" " ")" = "one.txt three.txt two.txt " ]'
+            rm \(a)/docs/one.txt
+            waitfor '[ "$(ls \(b)/docs | tr "\\n" " ")" = "three.txt two.txt " ]'
+            mv \(a)/docs/two.txt \(a)/docs/zwei.txt
+            waitfor '[ "$(ls \(b)/docs | tr "\\n" " ")" = "three.txt zwei.txt " ]'
+            mkdir \(a)/docs/sub && mv \(a)/docs/three.txt \(a)/docs/sub/
+            waitfor '[ "$(ls \(b)/docs | tr "\\n" " ")" = "sub zwei.txt " ]'
+            test "$(ls \(b)/docs/sub)" = three.txt
+            # And local changes on b show at once, as always.
+            touch \(b)/docs/local.txt
+            test "$(ls \(b)/docs | tr "\\n" " ")" = "local.txt sub zwei.txt "
+            """)
+    }
+
     @Test func offlineEditsOnBothSidesConvergeWithBothVersionsKept() async throws {
         let fixture = try MountFixture()
         let a = try await fixture.mount("a", device: "laptop")
