@@ -46,7 +46,7 @@ enum ControlClient {
     }
 
     private static func connect(_ request: ControlRequest, mountpoint: String) throws -> (path: String, fd: Int32) {
-        let path = Paths.absolute(mountpoint)
+        let path = Paths.absolute(try MountProfile.mountpoint(for: mountpoint))
         let socketPath = try socketPath(for: path)
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw CommandFailure("cannot create a socket: \(String(cString: strerror(errno)))") }

@@ -20,8 +20,10 @@ final class Daemon {
     /// Returns the exit status. Failures before the mount is ready are reported as one line
     /// on the ready pipe (or stderr in the foreground).
     func run() -> Int32 {
-        let level = Logger.Level(rawValue: options.logLevel) ?? .info
+        let level = Logger.Level(rawValue: options.resolvedLogLevel) ?? .info
+        let journal = ServiceManager.stderrIsJournal
         LoggingSystem.bootstrap { label in
+            if journal { return JournalLogHandler(logLevel: level) }
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
@@ -31,13 +33,15 @@ final class Daemon {
         do {
             let mount = try prepare(logger: logger)
             report("ok")
-            logger.info("mounted \(options.resolvedMountpoint) (store \(options.resolvedStore), container \(options.container))")
+            ServiceManager.notify("READY=1\nSTATUS=mounted \(options.resolvedMountpoint)")
+            logger.info("mounted \(options.resolvedMountpoint) (store \(options.resolvedStore), container \(options.resolvedContainer))")
             do {
                 try mount.session.run(maxThreads: 16)
             } catch {
                 logger.error("the FUSE loop failed: \(error)")
             }
             logger.info("unmounting; pushing pending changes")
+            ServiceManager.notify("STOPPING=1\nSTATUS=pushing pending changes")
             mount.control.stop()
             mount.budget.stop()
             // Unmounted first, so no program waits on a mount nobody serves during the last push.
@@ -93,14 +97,14 @@ final class Daemon {
         guard lock >= 0, flock(lock, LOCK_EX | LOCK_NB) == 0 else {
             throw CommandFailure("another ubiqfs daemon is using the state dir \(stateDir)")
         }
-        let store = try StoreOpener.open(options.resolvedStore, container: options.container, faults: options.storeFaults)
+        let store = try StoreOpener.open(options.resolvedStore, container: options.resolvedContainer, faults: options.storeFaults)
         var configuration = SyncConfiguration()
         if let seconds = options.storeTimeout, seconds > 0 { configuration.storeTimeout = .milliseconds(Int(seconds * 1000)) }
         try StoreOpener.verify(store, stateDir: stateDir, timeout: configuration.storeTimeout)
         if let poll = options.pollInterval { configuration.pollInterval = .milliseconds(Int(poll * 1000)) }
         if let interval = options.checkpointInterval, interval > 0 { configuration.checkpointInterval = interval }
-        guard options.keepVersions >= 0, options.keepVersions < 100_000 else { throw CommandFailure("--keep-versions takes a number of days") }
-        configuration.versionRetention = .seconds(options.keepVersions * 86400)
+        guard options.resolvedKeepVersions >= 0, options.resolvedKeepVersions < 100_000 else { throw CommandFailure("--keep-versions takes a number of days") }
+        configuration.versionRetention = .seconds(options.resolvedKeepVersions * 86400)
         let deviceName = options.resolvedDevice
         let stack = try Blocking.wait { [configuration, store] in
             try await DeviceStack.open(store: store, stateDir: stateDir, deviceName: deviceName, configuration: configuration, logger: logger)
@@ -119,7 +123,7 @@ final class Daemon {
         let adapter = FuseAdapter(core: core, logger: logger)
         // default_permissions always: the kernel checks modes and owners, so the daemon
         // never has to. allow_other only when asked: a mount is private to its user otherwise.
-        let mountOptions = "default_permissions" + (options.allowOther ? ",allow_other" : "") + ",fsname=ubiqfs:\(options.container),subtype=ubiqfs"
+        let mountOptions = "default_permissions" + (options.allowOther ? ",allow_other" : "") + ",fsname=ubiqfs:\(options.resolvedContainer),subtype=ubiqfs"
         let session = try FuseSession(operations: adapter, arguments: ["ubiqfs", "-o", mountOptions])
         try session.mount(at: mountpoint)
         stack.notifier.connect { [weak session] invalidation in

@@ -22,8 +22,10 @@ enum DaemonLauncher {
         var pipeFDs: [Int32] = [0, 0]
         guard CSystemShims_pipe_cloexec(&pipeFDs) == 0 else { throw CommandFailure("cannot create a pipe") }
 
-        var arguments = Array(CommandLine.arguments.dropFirst())
-        arguments += ["--foreground", "--ready-fd", "3"]
+        var child = options
+        child.foreground = true
+        child.readyFd = 3
+        let arguments = child.commandLine
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
 
         var actions = posix_spawn_file_actions_t()

@@ -8,17 +8,38 @@ struct MountCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mount",
         abstract: "Mount a container on a folder.",
-        discussion: "Without --foreground, returns 0 once the mount is usable and leaves the daemon running; on an error it prints one line and exits non-zero."
+        discussion: """
+            MOUNTPOINT may name a mount of ~/.config/ubiqfs/mounts.conf (docs/INSTALL.md); options given here override the profile's. \
+            Without --foreground, returns 0 once the mount is usable and leaves the daemon running; on an error it prints one line and exits non-zero. \
+            `mount -t fuse.ubiqfs STORE MOUNTPOINT -o OPTIONS` and /etc/fstab lines work too (man ubiqfs: MOUNT.FUSE AND FSTAB).
+            """
     )
 
     @OptionGroup var options: MountOptions
 
-    func validate() throws {
-        guard Logger.Level(rawValue: options.logLevel) != nil else {
-            throw ValidationError("unknown log level '\(options.logLevel)'")
+    func run() throws {
+        let options = try self.options.resolvingProfile()
+        if options.mountpoint != self.options.mountpoint {
+            // A profile's mountpoint is made on first use, as a login-time mount expects.
+            try? FileManager.default.createDirectory(atPath: options.resolvedMountpoint, withIntermediateDirectories: true)
         }
-        guard !options.container.isEmpty, !options.container.contains("/"), !options.container.hasPrefix(".") else {
-            throw ValidationError("invalid container name '\(options.container)'")
+        try Self.check(options)
+        _ = try DeadMount.recover(options.resolvedMountpoint)
+        if options.foreground {
+            let code = Daemon(options: options).run()
+            if code != 0 { throw ExitCode(code) }
+        } else {
+            try DaemonLauncher.launch(options: options)
+        }
+    }
+
+    static func check(_ options: MountOptions) throws {
+        guard Logger.Level(rawValue: options.resolvedLogLevel) != nil else {
+            throw ValidationError("unknown log level '\(options.resolvedLogLevel)'")
+        }
+        let container = options.resolvedContainer
+        guard !container.isEmpty, !container.contains("/"), !container.hasPrefix(".") else {
+            throw ValidationError("invalid container name '\(container)'")
         }
         if let size = options.cacheSize, ByteSize.parse(size) == nil {
             throw ValidationError("invalid --cache-size '\(size)': a number with an optional unit K, M, G or T")
@@ -26,16 +47,6 @@ struct MountCommand: ParsableCommand {
         let device = options.resolvedDevice
         guard !device.isEmpty, device.utf8.count <= 64, !device.contains("/"), !device.contains("\0") else {
             throw ValidationError("invalid device name '\(device)': 1 to 64 bytes, no '/'")
-        }
-    }
-
-    func run() throws {
-        _ = try DeadMount.recover(options.resolvedMountpoint)
-        if options.foreground {
-            let code = Daemon(options: options).run()
-            if code != 0 { throw ExitCode(code) }
-        } else {
-            try DaemonLauncher.launch(options: options)
         }
     }
 }

@@ -3,14 +3,14 @@ import S3Store
 
 /// What `ubiqfs mount` takes. These names are a contract that scripts and tests rely on.
 struct MountOptions: ParsableArguments {
-    @Argument(help: "The folder to mount the container on (it must exist).")
+    @Argument(help: "The folder to mount the container on (it must exist), or the name of a mount in ~/.config/ubiqfs/mounts.conf.")
     var mountpoint: String
 
     @Option(help: "The store: a local folder (created if missing), or s3://BUCKET/PREFIX for an S3-compatible service (credentials, region and endpoint from AWS_* variables or ~/.aws). Default: ~/.local/share/ubiqfs/store")
     var store: String?
 
-    @Option(help: "The container's name in the store.")
-    var container: String = "default"
+    @Option(help: "The container's name in the store. Default: default")
+    var container: String?
 
     @Option(help: "This device's state: SQLite database and content cache. Default: ~/.local/state/ubiqfs/CONTAINER")
     var stateDir: String?
@@ -21,8 +21,8 @@ struct MountOptions: ParsableArguments {
     @Option(help: "How much local content to keep (e.g. 500M, 20G); least recently used, unpinned, uploaded items are evicted past it. Default: a quarter of the cache disk.")
     var cacheSize: String?
 
-    @Option(help: "How many days earlier versions of files stay listed and restorable (`ubiqfs versions`); the newest always does.")
-    var keepVersions: Double = 30
+    @Option(help: "How many days earlier versions of files stay listed and restorable (`ubiqfs versions`); the newest always does. Default: 30")
+    var keepVersions: Double?
 
     @Flag(help: "Let other users reach the mount (FUSE allow_other; needs user_allow_other in /etc/fuse.conf unless root). Permissions are still checked by the kernel from each item's mode and owner.")
     var allowOther = false
@@ -30,8 +30,8 @@ struct MountOptions: ParsableArguments {
     @Flag(help: "Stay in the foreground instead of running as a daemon.")
     var foreground = false
 
-    @Option(help: "trace, debug, info, notice, warning, error or critical.")
-    var logLevel: String = "info"
+    @Option(help: "trace, debug, info, notice, warning, error or critical. Default: info")
+    var logLevel: String?
 
     @Option(help: .hidden)
     var readyFd: Int32?
@@ -55,6 +55,56 @@ struct MountOptions: ParsableArguments {
         guard let store, S3Location.isS3(store) else { return Paths.absolute(store ?? Paths.defaultStore) }
         return store
     }
-    var resolvedStateDir: String { Paths.absolute(stateDir ?? Paths.defaultStateDir(container: container)) }
+    var resolvedStateDir: String { Paths.absolute(stateDir ?? Paths.defaultStateDir(container: resolvedContainer)) }
+    var resolvedContainer: String { container ?? "default" }
+    var resolvedKeepVersions: Double { keepVersions ?? 30 }
+    var resolvedLogLevel: String { logLevel ?? "info" }
+
+    /// With a profile's settings when the mountpoint argument names one.
+    func resolvingProfile() throws -> MountOptions {
+        guard let profile = try MountProfile.resolving(mountpoint) else { return self }
+        return try applying(profile)
+    }
+
+    /// Fills what the command line left out from a profile (`ubiqfs mount NAME`).
+    func applying(_ profile: MountProfile) throws -> MountOptions {
+        var options = self
+        let settings = profile.settings
+        options.mountpoint = settings["mountpoint"] ?? mountpoint
+        options.store = store ?? settings["store"]
+        options.container = container ?? settings["container"]
+        // Each profile its own state by default: two profiles may name the same container
+        // in different stores, and a state dir belongs to one container of one store.
+        options.stateDir = stateDir ?? settings["state-dir"] ?? Paths.defaultStateDir(container: profile.name)
+        options.device = device ?? settings["device"]
+        options.cacheSize = cacheSize ?? settings["cache-size"]
+        options.logLevel = logLevel ?? settings["log-level"]
+        if keepVersions == nil, let days = settings["keep-versions"] {
+            guard let value = Double(days) else { throw CommandFailure("\(profile.source): [\(profile.name)] keep-versions = \(days): expected a number of days") }
+            options.keepVersions = value
+        }
+        options.allowOther = try allowOther || profile.bool("allow-other") ?? false
+        return options
+    }
+
+    /// The same options as arguments of `ubiqfs mount`, every path absolute and every
+    /// default filled in, for the daemon process (which must not depend on our working
+    /// directory, environment or profile file changing under it).
+    var commandLine: [String] {
+        var arguments = [
+            "mount", resolvedMountpoint, "--store", resolvedStore, "--container", resolvedContainer,
+            "--state-dir", resolvedStateDir, "--device", resolvedDevice, "--keep-versions", String(resolvedKeepVersions),
+            "--log-level", resolvedLogLevel,
+        ]
+        if let cacheSize { arguments += ["--cache-size", cacheSize] }
+        if allowOther { arguments.append("--allow-other") }
+        if foreground { arguments.append("--foreground") }
+        if let readyFd { arguments += ["--ready-fd", String(readyFd)] }
+        if let pollInterval { arguments += ["--poll-interval", String(pollInterval)] }
+        if let storeTimeout { arguments += ["--store-timeout", String(storeTimeout)] }
+        if let storeFaults { arguments += ["--store-faults", storeFaults] }
+        if let checkpointInterval { arguments += ["--checkpoint-interval", String(checkpointInterval)] }
+        return arguments
+    }
     var resolvedDevice: String { device ?? Paths.hostName }
 }

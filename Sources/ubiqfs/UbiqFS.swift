@@ -8,12 +8,25 @@ struct UbiqFS: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ubiqfs",
         abstract: "Mount a cloud container as an ordinary folder, shared by several machines.",
+        discussion: "Also started by mount(8) as `ubiqfs STORE MOUNTPOINT -o OPTIONS` for `mount -t fuse.ubiqfs` and /etc/fstab.",
         version: version,
         subcommands: [
             MountCommand.self, UnmountCommand.self, StatusCommand.self, SyncCommand.self,
             PauseCommand.self, ResumeCommand.self, LocksCommand.self, FaultsCommand.self,
             PinCommand.self, UnpinCommand.self, EvictCommand.self, DownloadCommand.self,
-            WatchCommand.self, VersionsCommand.self, RestoreCommand.self,
+            WatchCommand.self, VersionsCommand.self, RestoreCommand.self, DoctorCommand.self, ResetCommand.self,
         ]
     )
+
+    /// Takes the mount.fuse calling convention (`ubiqfs STORE MOUNTPOINT -o OPTIONS`) as
+    /// well as the subcommands.
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let names = Set(configuration.subcommands.compactMap { $0.configuration.commandName } + ["help"])
+        do {
+            main(try FuseMountConvention.translate(arguments, subcommands: names) ?? arguments)
+        } catch {
+            exit(withError: error)
+        }
+    }
 }

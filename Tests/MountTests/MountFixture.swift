@@ -22,6 +22,14 @@ final class MountFixture {
             _ = try? Self.runBlocking(["fusermount3", "-uz", mountpoint], timeout: 10)
         }
         _ = try? Self.runBlocking(["pkill", "-9", "-f", "--", "--state-dir " + root], timeout: 10)
+        // Mounts a test made by other means (mount(8), a profile) that it could not undo.
+        let mounts = (try? String(contentsOfFile: "/proc/mounts", encoding: .utf8)) ?? ""
+        for line in mounts.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            if fields.count > 2, fields[2] == "fuse.ubiqfs", fields[1].hasPrefix(root + "/") {
+                _ = try? Self.runBlocking(["fusermount3", "-uz", String(fields[1])], timeout: 10)
+            }
+        }
         try? FileManager.default.removeItem(atPath: root)
     }
 

@@ -1,0 +1,65 @@
+import ArgumentParser
+import CloudFileSystem
+import Foundation
+import Glibc
+
+/// `ubiqfs reset`: clears this device's local state once everything is in the store.
+struct ResetCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reset",
+        abstract: "Forget this device's local state (database and cache); the next mount starts over from the store.",
+        discussion: """
+            Takes the same arguments as `ubiqfs mount` (or a mount's name) to find the state dir. Refused while the mount is running \
+            or while anything here is not in the store yet: mount, run `ubiqfs sync --wait`, unmount, and reset again. \
+            Pins and local settings are forgotten; the log and quarantine/ are kept.
+            """
+    )
+
+    @OptionGroup var options: MountOptions
+
+    @Flag(help: "Say what would be removed, and remove nothing.")
+    var dryRun = false
+
+    func run() throws {
+        let options = try self.options.resolvingProfile()
+        let stateDir = options.resolvedStateDir
+        guard access(stateDir + "/state.db", F_OK) == 0 else {
+            print("\(stateDir) holds no ubiqfs state; nothing to reset")
+            return
+        }
+        // The daemon holds this lock while it runs: holding it keeps one from starting meanwhile.
+        let lock = open(stateDir + "/lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lock >= 0 else { throw CommandFailure("cannot open \(stateDir)/lock: \(String(cString: strerror(errno)))") }
+        defer { close(lock) }
+        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
+            throw CommandFailure("\(stateDir) is in use by a running mount; unmount it first (ubiqfs unmount \(options.resolvedMountpoint))")
+        }
+        let blockers: LocalStateReset.Blockers
+        do { blockers = try LocalStateReset.blockers(stateDir: stateDir) } catch {
+            throw CommandFailure("cannot read \(stateDir)/state.db: \(error)")
+        }
+        guard blockers.isEmpty else { throw CommandFailure(Self.describe(blockers, stateDir: stateDir, mountpoint: options.resolvedMountpoint)) }
+        let keep: Set<String> = ["lock", "ubiqfs.log"]
+        if dryRun {
+            let names = try FileManager.default.contentsOfDirectory(atPath: stateDir).sorted().filter { !keep.contains($0) && $0 != "quarantine" }
+            print("nothing is pending; would remove from \(stateDir): \(names.joined(separator: ", "))")
+            return
+        }
+        let removed = try LocalStateReset.clear(stateDir: stateDir, keep: keep)
+        print("reset \(stateDir): removed \(removed.joined(separator: ", ")); the next mount starts over from the store")
+    }
+
+    static func describe(_ blockers: LocalStateReset.Blockers, stateDir: String, mountpoint: String) -> String {
+        if let damaged = blockers.damaged {
+            return "the state database in \(stateDir) is damaged (\(damaged)); mount it once: the damaged database is quarantined and content not uploaded yet is recovered into the mount"
+        }
+        var lines = ["not reset: this device has work that is not in the store yet"]
+        if blockers.changedCount > 0 {
+            lines.append("  \(blockers.changedCount) item(s) with changes not uploaded: \(blockers.changedPaths.joined(separator: ", "))\(blockers.changedCount > blockers.changedPaths.count ? ", ..." : "")")
+        }
+        if blockers.uncertainCommit { lines.append("  a commit whose outcome is not known yet") }
+        for folder in blockers.pendingRecoveries { lines.append("  a recovery not copied back yet: \(folder)") }
+        lines.append("mount it, run `ubiqfs sync --wait \(mountpoint)` until nothing is pending, unmount, and reset again")
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+import Testing
+
+/// How people run ubiqfs day to day: `mount -t fuse.ubiqfs` and fstab lines through
+/// mount.fuse3, `umount`, mount profiles, `ubiqfs doctor`, `ubiqfs reset`, and the
+/// systemd service protocol (READY=1, STOPPING=1, journal priorities).
+@Suite(.serialized) struct DailyUseMountTests {
+    /// mount(8) runs mount.fuse3 with no PATH, and dash then looks in /usr/local/sbin among
+    /// others: a private mount namespace with our binary bind-mounted there is a machine
+    /// where ubiqfs is installed, without installing anything on this one.
+    static func inInstalledNamespace(_ fixture: MountFixture, _ script: String) -> String {
+        """
+        mkdir -p \(fixture.root)/bin && ln -sf \(MountFixture.binary) \(fixture.root)/bin/ubiqfs
+        unshare -m --propagation private bash -euo pipefail -c '
+        mount --bind \(fixture.root)/bin /usr/local/sbin
+        \(script)
+        '
+        """
+    }
+
+    @Test func mountTypeFuseUbiqfsFstabAndUmount() async throws {
+        let fixture = try MountFixture()
+        let root = fixture.root
+        try await fixture.sh(Self.inInstalledNamespace(fixture, """
+            mkdir -p \(root)/one \(root)/two
+            trap "umount -l \(root)/one 2>/dev/null || true; umount -l \(root)/two 2>/dev/null || true" EXIT
+            mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,device=one,_netdev,nofail,x-systemd.automount,noatime
+            grep " \(root)/one fuse.ubiqfs " /proc/mounts | grep -q "nosuid,nodev"
+            echo hello > \(root)/one/f
+            daemon=$(pgrep -f "one[.]state --device one")
+            umount \(root)/one
+            # The daemon pushes what is pending, then exits.
+            for _ in $(seq 1 300); do kill -0 $daemon 2>/dev/null || break; sleep 0.1; done
+            ! kill -0 $daemon 2>/dev/null
+            # An fstab line (mount -T reads another fstab): a second device sees the push.
+            echo "\(fixture.store) \(root)/two fuse.ubiqfs state_dir=\(root)/two.state,device=two,_netdev,nofail,noauto,x-systemd.automount,comment=x 0 0" > \(root)/fstab
+            mount -T \(root)/fstab \(root)/two
+            test "$(cat \(root)/two/f)" = hello
+            umount \(root)/two
+            # What cannot be honoured is refused with the reason, and nothing is mounted.
+            ! mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,ro 2> err
+            grep -q "mount option .ro.: read-only mounts are not supported" err
+            ! mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,colour=blue 2> err
+            grep -q "unknown mount option .colour=blue." err
+            ! grep -q " \(root)/one " /proc/mounts
+            """))
+    }
+
+    @Test func profilesNameMounts() async throws {
+        let fixture = try MountFixture()
+        let root = fixture.root
+        let bin = MountFixture.binary
+        try await fixture.sh("""
+            export XDG_CONFIG_HOME=\(root)/config XDG_STATE_HOME=\(root)/state
+            mkdir -p $XDG_CONFIG_HOME/ubiqfs
+            cat > $XDG_CONFIG_HOME/ubiqfs/mounts.conf <<EOF
+            # the team's container
+            [work]
+            mountpoint = \(root)/work-mnt
+            store = \(fixture.store)
+            device = desk
+            cache-size = 1G
+            EOF
+            trap "\(bin) unmount work 2>/dev/null || fusermount3 -uz \(root)/work-mnt 2>/dev/null || true" EXIT
+            \(bin) mount work
+            echo x > \(root)/work-mnt/f
+            \(bin) sync work --wait
+            \(bin) status work | grep -q "pending uploads: 0"
+            \(bin) status work | grep -q "device:          desk"
+            # Its own state dir by default, under the profile's name.
+            test -f \(root)/state/ubiqfs/work/state.db
+            \(bin) unmount work
+            ! grep -q " \(root)/work-mnt " /proc/mounts
+            # Mistakes in the file are named with their line.
+            printf '[bad]\\nmountpoint = /x\\ncolour = blue\\n' > $XDG_CONFIG_HOME/ubiqfs/mounts.conf
+            ! \(bin) mount bad 2> err
+            grep -q "mounts.conf:3: unknown key 'colour'" err
+            printf '[nomount]\\nstore = /x\\n' > $XDG_CONFIG_HOME/ubiqfs/mounts.conf
+            ! \(bin) mount nomount 2> err
+            grep -q "\\[nomount\\] has no mountpoint" err
+            """)
+    }
+
+    @Test func doctorOnGoodAndBrokenSetups() async throws {
+        let fixture = try MountFixture()
+        let root = fixture.root
+        let bin = MountFixture.binary
+        try await fixture.sh("""
+            mkdir -p \(root)/m
+            \(bin) doctor \(root)/m --store \(fixture.store) --state-dir \(root)/d.state > out
+            grep -q "ok    /dev/fuse: usable" out
+            grep -q "ok    store: the local folder \(fixture.store) will be created" out
+            grep -q "all checks passed" out
+            # Doctor changes nothing.
+            test ! -e \(fixture.store) && test ! -e \(root)/d.state
+            # A missing mountpoint and an S3 endpoint nobody listens on.
+            ! AWS_ACCESS_KEY_ID=a AWS_SECRET_ACCESS_KEY=b AWS_REGION=us-east-1 AWS_ENDPOINT_URL=http://127.0.0.1:9 \\
+                \(bin) doctor \(root)/missing --store s3://bucket/team --state-dir \(root)/d.state --timeout 5 > out
+            grep -q "FAIL  mountpoint: \(root)/missing does not exist" out
+            grep -q "fix: mkdir -p \(root)/missing" out
+            grep -q "FAIL  store: .*127.0.0.1:9" out
+            grep -q "2 check(s) failed" out
+            # No /dev/fuse (a private /dev without it).
+            ! unshare -m --propagation private bash -c 'mount -t tmpfs none /dev && exec "$0" doctor \(root)/m --store \(fixture.store) --state-dir \(root)/d.state' \(bin) > out
+            grep -q "FAIL  /dev/fuse: No such file or directory" out
+            grep -q "fix: sudo modprobe fuse" out
+            """)
+        // A running mount is reported as such; a dead one (daemon killed) as dead.
+        let m = try await fixture.mount("live")
+        try await fixture.sh("""
+            \(bin) doctor \(m) --store \(fixture.store) --state-dir \(root)/live.state > out
+            grep -q "is mounted now" out
+            grep -q "in use by a running daemon" out
+            grep -q "container default (id " out
+            pkill -9 -f "live[.]state --device"
+            sleep 0.5
+            ! \(bin) doctor \(m) --store \(fixture.store) --state-dir \(root)/live.state > out
+            grep -q "FAIL  mountpoint: \(m) is a dead mount" out
+            """)
+    }
+
+    @Test func resetRefusesPendingWorkThenStartsOver() async throws {
+        let fixture = try MountFixture()
+        let root = fixture.root
+        let bin = MountFixture.binary
+        let m = try await fixture.mount("a")
+        let state = root + "/a.state"
+        try await fixture.sh("""
+            echo kept > \(m)/uploaded.txt
+            \(bin) sync \(m) --wait
+            ! \(bin) reset \(m) --state-dir \(state) 2> err
+            grep -q "in use by a running mount" err
+            \(bin) pause \(m)
+            echo pending > \(m)/notyet.txt
+            # The daemon dies with the change not uploaded.
+            pkill -9 -f "a[.]state --device"
+            sleep 0.5
+            ! \(bin) reset \(m) --state-dir \(state) 2> err
+            grep -q "1 item(s) with changes not uploaded: /notyet.txt" err
+            test -f \(state)/state.db
+            """)
+        // Mounting again recovers the dead mount and pushes; then the reset goes through.
+        let mount = "\(bin) mount \(m) --store \(fixture.store) --state-dir \(state)"
+        try await fixture.sh("""
+            \(mount) 2> err
+            grep -q "was a dead mount" err
+            \(bin) sync \(m) --wait
+            \(bin) unmount \(m)
+            \(bin) reset \(m) --state-dir \(state) --dry-run | grep -q "would remove from \(state): cache, .*state.db"
+            test -f \(state)/state.db
+            \(bin) reset \(m) --state-dir \(state) | grep -q "the next mount starts over from the store"
+            test "$(ls \(state) | tr '\\n' ' ')" = "lock ubiqfs.log "
+            \(mount)
+            test "$(getfattr --only-values -n user.ubiqfs.state \(m)/notyet.txt)" = placeholder
+            test "$(cat \(m)/notyet.txt)" = pending
+            test "$(cat \(m)/uploaded.txt)" = kept
+            """)
+    }
+
+    /// What systemd sees of `ubiqfs@NAME.service` (Type=notify, stderr to the journal).
+    @Test func tellsSystemdWhenReadyAndStoppingAndLogsWithPriorities() async throws {
+        let fixture = try MountFixture()
+        let root = fixture.root
+        try FileManager.default.createDirectory(atPath: root + "/svc", withIntermediateDirectories: true)
+        try await fixture.sh("""
+            python3 - <<'PY'
+            import os, signal, socket, subprocess, time
+            root = "\(root)"
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            sock.bind(root + "/notify.sock")
+            sock.settimeout(60)
+            log = open(root + "/journal.log", "wb")
+            info = os.fstat(log.fileno())
+            env = dict(os.environ, NOTIFY_SOCKET=root + "/notify.sock", JOURNAL_STREAM=f"{info.st_dev}:{info.st_ino}")
+            daemon = subprocess.Popen(["\(MountFixture.binary)", "mount", root + "/svc", "--store", "\(fixture.store)",
+                                       "--state-dir", root + "/svc.state", "--foreground"], env=env, stderr=log, stdout=log)
+            try:
+                ready = sock.recv(4096).decode()
+                assert ready.startswith("READY=1"), ready
+                assert os.path.ismount(root + "/svc")
+                with open(root + "/svc/f", "w") as f:
+                    f.write("x")
+                daemon.send_signal(signal.SIGTERM)
+                stopping = sock.recv(4096).decode()
+                assert stopping.startswith("STOPPING=1"), stopping
+                assert daemon.wait(60) == 0
+                assert not os.path.ismount(root + "/svc")
+            finally:
+                if daemon.poll() is None:
+                    daemon.kill()
+                    subprocess.run(["fusermount3", "-uz", root + "/svc"])
+            lines = open(root + "/journal.log").read().splitlines()
+            assert lines and all(line[:3] in ("<2>", "<3>", "<4>", "<5>", "<6>", "<7>") for line in lines), lines
+            assert any(line.startswith("<6>[ubiqfs] mounted ") for line in lines), lines
+            PY
+            """)
+    }
+}
