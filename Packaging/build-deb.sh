@@ -13,7 +13,14 @@ out="$(cd "$out" && pwd)"
 
 Packaging/install-deps.sh dpkg-dev binutils gzip
 
-swift build -c release --product ubiqfs --static-swift-stdlib 2>&1 | grep -E "error|warning: |Build complete" || true
+log="$(mktemp)"
+if ! swift build -c release --product ubiqfs --static-swift-stdlib > "$log" 2>&1; then
+    cat "$log" >&2
+    rm -f "$log"
+    echo "error: the release build failed" >&2
+    exit 1
+fi
+rm -f "$log"
 bin="$(swift build -c release --show-bin-path)/ubiqfs"
 test -x "$bin"
 version="$("$bin" --version)"

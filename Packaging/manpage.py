@@ -8,6 +8,7 @@ Usage: manpage.py UBIQFS_BINARY OUTPUT_FILE
 """
 import datetime
 import json
+import os
 import subprocess
 import sys
 
@@ -60,10 +61,11 @@ EXTRA = r"""
 \fBubiqfs\fR \fISTORE\fR \fIMOUNTPOINT\fR \fB\-o\fR \fIOPTIONS\fR through mount.fuse3, which is
 the same as \fBubiqfs mount\fR \fIMOUNTPOINT\fR \fB\-\-store\fR \fISTORE\fR with these options:
 \fBstate\-dir=\fR, \fBcontainer=\fR, \fBdevice=\fR, \fBcache\-size=\fR, \fBkeep\-versions=\fR,
-\fBlog\-level=\fR (or with underscores) and \fBallow_other\fR. Generic options (\fBrw\fR,
+\fBlog\-level=\fR (or with underscores), \fBallow_other\fR and \fBnoexec\fR. Generic options (\fBrw\fR,
 \fBnodev\fR, \fBnosuid\fR, \fBnoatime\fR, \fB_netdev\fR, \fBnofail\fR, \fBx\-systemd.*\fR...) are
-accepted; \fBro\fR and \fBsync\fR are refused. ubiqfs always mounts nodev,nosuid with
-default_permissions. \fBumount\fR \fIMOUNTPOINT\fR unmounts; the daemon then pushes what is
+accepted; \fBnoexec\fR is honoured; \fBro\fR, \fBsync\fR, \fBdirsync\fR and \fBmand\fR are
+refused. ubiqfs always mounts nodev,nosuid with default_permissions. \fISTORE\fR is an
+absolute path or s3://BUCKET/PREFIX. \fBumount\fR \fIMOUNTPOINT\fR unmounts; the daemon then pushes what is
 pending and exits. An /etc/fstab line:
 .PP
 .nf
@@ -84,8 +86,10 @@ cache\-size = 20G
 .fi
 .PP
 Keys are the long options of \fBubiqfs mount\fR; options on the command line win. A
-profile's state dir defaults to ~/.local/state/ubiqfs/\fINAME\fR. Every command that takes a
-mountpoint also takes a profile's name; write ./\fINAME\fR for a folder of the same name.
+profile's state dir defaults to ~/.local/state/ubiqfs/\fINAME\fR. Paths must be absolute or
+start with ~/. The commands that take a mountpoint also take a profile's name; write
+./\fINAME\fR for a folder of the same name. With \fB\-\-profile\fR, a name that is not in the
+file is an error.
 .SH SYSTEMD
 \fBsystemctl \-\-user enable \-\-now ubiqfs@work\fR mounts the profile \fBwork\fR now and at
 every login; \fBsystemctl \-\-user stop ubiqfs@work\fR unmounts after pushing what is
@@ -96,7 +100,7 @@ pending; the service restarts on failure. Logs go to the journal:
 \fB~/.config/ubiqfs/mounts.conf\fR
 Mount profiles.
 .TP
-\fB~/.local/state/ubiqfs/\fR\fICONTAINER\fR
+\fB~/.local/state/ubiqfs/\fR\fICONTAINER\fR (a profile's: \fINAME\fR)
 A device's state dir: state.db (SQLite), cache/ (content), ubiqfs.log, control.sock.
 .TP
 \fB~/.local/share/ubiqfs/store\fR
@@ -106,8 +110,8 @@ The default store, a local folder.
 \fBAWS_PROFILE\fR, \fBAWS_ENDPOINT_URL\fR and ~/.aws configure S3 stores.
 \fBXDG_CONFIG_HOME\fR, \fBXDG_STATE_HOME\fR and \fBXDG_DATA_HOME\fR move the defaults above.
 .SH EXIT STATUS
-0 on success; 1 when a command failed (one line on standard error says why), or when
-\fBubiqfs doctor\fR found a problem.
+0 on success; non-zero when a command failed (one line on standard error says why: 1 for
+most failures, 64 for wrong arguments), or when \fBubiqfs doctor\fR found a problem (1).
 .SH EXAMPLES
 .nf
 ubiqfs mount ~/Cloud
@@ -129,7 +133,9 @@ def main():
     info = json.loads(subprocess.run([binary, "--experimental-dump-help"], check=True, capture_output=True, text=True).stdout)
     root = info["command"]
     version = subprocess.run([binary, "--version"], check=True, capture_output=True, text=True).stdout.strip()
-    date = datetime.date.today().isoformat()
+    # Reproducible builds set SOURCE_DATE_EPOCH; otherwise today.
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    date = (datetime.datetime.fromtimestamp(int(epoch), datetime.timezone.utc).date() if epoch else datetime.date.today()).isoformat()
     page = [
         f'.TH UBIQFS 1 "{date}" "ubiqfs {version}" "User Commands"',
         ".SH NAME",

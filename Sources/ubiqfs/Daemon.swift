@@ -40,6 +40,10 @@ final class Daemon {
             } catch {
                 logger.error("the FUSE loop failed: \(error)")
             }
+            // A second Ctrl-C or SIGTERM (systemd's stop, a user's) must not cut the last push
+            // short; it is bounded, and SIGKILL still works.
+            signal(SIGTERM, SIG_IGN)
+            signal(SIGINT, SIG_IGN)
             logger.info("unmounting; pushing pending changes")
             ServiceManager.notify("STOPPING=1\nSTATUS=pushing pending changes")
             mount.control.stop()
@@ -123,7 +127,7 @@ final class Daemon {
         let adapter = FuseAdapter(core: core, logger: logger)
         // default_permissions always: the kernel checks modes and owners, so the daemon
         // never has to. allow_other only when asked: a mount is private to its user otherwise.
-        let mountOptions = "default_permissions" + (options.allowOther ? ",allow_other" : "") + ",fsname=ubiqfs:\(options.resolvedContainer),subtype=ubiqfs"
+        let mountOptions = "default_permissions" + (options.allowOther ? ",allow_other" : "") + (options.noexec ? ",noexec" : "") + ",fsname=ubiqfs:\(options.resolvedContainer),subtype=ubiqfs"
         let session = try FuseSession(operations: adapter, arguments: ["ubiqfs", "-o", mountOptions])
         try session.mount(at: mountpoint)
         stack.notifier.connect { [weak session] invalidation in

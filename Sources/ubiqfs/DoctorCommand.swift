@@ -26,7 +26,7 @@ struct DoctorCommand: ParsableCommand {
         print("ubiqfs \(UbiqFS.version): checking the mount of \(options.resolvedMountpoint)")
         print("  store \(options.resolvedStore), container \(options.resolvedContainer), state dir \(options.resolvedStateDir)")
         checkFuse(&report, allowOther: options.allowOther)
-        checkMountpoint(&report, options.resolvedMountpoint)
+        checkMountpoint(&report, options.resolvedMountpoint, createdByMount: options.mountpoint != self.options.mountpoint)
         checkStateDir(&report, options.resolvedStateDir)
         checkStore(&report, options)
         print(report.failures == 0 ? "all checks passed" : "\(report.failures) check(s) failed")
@@ -38,8 +38,9 @@ struct DoctorCommand: ParsableCommand {
         let helper = candidates.first { access($0, X_OK) == 0 }
         if let helper {
             var info = stat()
-            stat(helper, &info)
-            if getuid() != 0 && info.st_mode & S_ISUID == 0 {
+            if stat(helper, &info) != 0 {
+                report.fail("fuse3", "cannot stat \(helper): \(String(cString: strerror(errno)))", fix: "reinstall fuse3")
+            } else if getuid() != 0 && info.st_mode & S_ISUID == 0 {
                 report.fail("fuse3", "\(helper) is not setuid root, so users cannot mount", fix: "sudo chmod u+s \(helper) (or reinstall fuse3)")
             } else {
                 report.pass("fuse3", helper)
@@ -68,10 +69,12 @@ struct DoctorCommand: ParsableCommand {
         }
     }
 
-    private func checkMountpoint(_ report: inout DoctorReport, _ path: String) {
+    private func checkMountpoint(_ report: inout DoctorReport, _ path: String, createdByMount: Bool) {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd < 0 {
             switch errno {
+            case ENOENT where createdByMount && access(Self.nearestExisting(path), W_OK | X_OK) == 0:
+                report.pass("mountpoint", "\(path) will be created by ubiqfs mount")
             case ENOTCONN:
                 report.fail("mountpoint", "\(path) is a dead mount (its daemon stopped)", fix: "ubiqfs mount on it again detaches it and mounts")
             case ENOENT:
@@ -138,13 +141,15 @@ struct DoctorCommand: ParsableCommand {
 
     private func checkStore(_ report: inout DoctorReport, _ options: MountOptions) {
         let address = options.resolvedStore
-        if !S3Location.isS3(address), access(address, F_OK) != 0 {
-            // Doctor changes nothing: a local store that does not exist yet is only checked for room to make it.
-            let parent = Self.nearestExisting(address)
+        let containerFolder = address + "/" + options.resolvedContainer
+        if !S3Location.isS3(address), access(containerFolder, F_OK) != 0 {
+            // Doctor changes nothing: a local store or container not made yet is only checked for room to make it.
+            let parent = Self.nearestExisting(containerFolder)
             if access(parent, W_OK | X_OK) == 0 {
-                report.pass("store", "the local folder \(address) will be created at the first mount")
+                let what = access(address, F_OK) == 0 ? "the container \(options.resolvedContainer) in \(address)" : "the local folder \(address)"
+                report.pass("store", "\(what) will be created at the first mount")
             } else {
-                report.fail("store", "\(address) does not exist and \(parent) is not writable by \(Self.userName)", fix: "create the store folder, or choose one you can write (--store)")
+                report.fail("store", "\(containerFolder) does not exist and \(parent) is not writable by \(Self.userName)", fix: "create the store folder, or choose one you can write (--store)")
             }
             return
         }

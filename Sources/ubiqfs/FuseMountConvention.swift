@@ -1,3 +1,5 @@
+import S3Store
+
 /// `mount -t fuse.ubiqfs STORE MOUNTPOINT -o OPTIONS` and /etc/fstab lines reach us through
 /// mount.fuse3, which runs `ubiqfs STORE MOUNTPOINT -o OPTIONS` with `dev,suid` appended
 /// and `_netdev`, `nofail`, `auto`, `noauto`, `user`, `users` and `x-*` already removed (by
@@ -13,12 +15,13 @@ enum FuseMountConvention {
         "keep-versions": "--keep-versions", "keep_versions": "--keep-versions",
         "log-level": "--log-level", "log_level": "--log-level",
     ]
-    static let flagOptions: [String: String] = ["allow_other": "--allow-other", "allow-other": "--allow-other"]
+    static let flagOptions: [String: String] = ["allow_other": "--allow-other", "allow-other": "--allow-other", "noexec": "--noexec"]
 
     /// Generic mount options with nothing to do here: ubiqfs always mounts nodev,nosuid
-    /// with default_permissions, and the rest are for mount(8) or systemd.
+    /// with default_permissions, never updates atime on reads (so the atime options change
+    /// nothing), and the rest are for mount(8) or systemd.
     static let ignoredOptions: Set<String> = [
-        "rw", "defaults", "dev", "nodev", "suid", "nosuid", "exec", "noexec", "atime", "noatime", "relatime",
+        "rw", "defaults", "dev", "nodev", "suid", "nosuid", "exec", "atime", "noatime", "relatime",
         "strictatime", "diratime", "nodiratime", "lazytime", "nolazytime", "async", "auto", "noauto", "user", "nouser",
         "users", "_netdev", "nofail", "default_permissions", "owner", "group", "silent", "loud",
     ]
@@ -31,11 +34,16 @@ enum FuseMountConvention {
         "mand": "mandatory locks are not supported",
     ]
 
-    /// The arguments for ArgumentParser, or nil when these are not a mount.fuse call.
+    /// The arguments for ArgumentParser, or nil when these are not a mount.fuse call: two
+    /// words then `-o` (mount.fuse3 always passes options, at least `dev,suid`), so a
+    /// mistyped subcommand (`ubiqfs unmout ~/Work`) never becomes a mount.
     static func translate(_ arguments: [String], subcommands: Set<String>) throws -> [String]? {
-        guard arguments.count >= 2, let source = arguments.first, !source.hasPrefix("-"), !subcommands.contains(source),
-            !arguments[1].hasPrefix("-")
+        guard arguments.count >= 3, let source = arguments.first, !source.hasPrefix("-"), !subcommands.contains(source),
+            !arguments[1].hasPrefix("-"), arguments[2].hasPrefix("-o")
         else { return nil }
+        guard source.hasPrefix("/") || S3Location.isS3(source) else {
+            throw CommandFailure("the store '\(source)' must be an absolute path or s3://BUCKET/PREFIX in mount -t fuse.ubiqfs and fstab")
+        }
         let mountpoint = arguments[1]
         var options: [String] = []
         var rest = arguments.dropFirst(2)[...]
@@ -62,7 +70,7 @@ enum FuseMountConvention {
             } else if ignoredOptions.contains(key) || key.hasPrefix("x-") || key == "comment" {
                 continue
             } else {
-                let known = Set(valueOptions.keys.filter { !$0.contains("_") }.map { $0 + "=" }).union(["allow_other"]).sorted()
+                let known = Set(valueOptions.keys.filter { !$0.contains("_") }.map { $0 + "=" }).union(["allow_other", "noexec"]).sorted()
                 throw CommandFailure("unknown mount option '\(option)' (ubiqfs takes \(known.joined(separator: ", ")))")
             }
         }

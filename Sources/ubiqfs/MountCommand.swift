@@ -19,9 +19,13 @@ struct MountCommand: ParsableCommand {
 
     func run() throws {
         let options = try self.options.resolvingProfile()
-        if options.mountpoint != self.options.mountpoint {
+        if options.mountpoint != self.options.mountpoint, access(options.resolvedMountpoint, F_OK) != 0, errno == ENOENT {
             // A profile's mountpoint is made on first use, as a login-time mount expects.
-            try? FileManager.default.createDirectory(atPath: options.resolvedMountpoint, withIntermediateDirectories: true)
+            do {
+                try FileManager.default.createDirectory(atPath: options.resolvedMountpoint, withIntermediateDirectories: true)
+            } catch {
+                throw CommandFailure("cannot create the mountpoint \(options.resolvedMountpoint): \(error.localizedDescription)")
+            }
         }
         try Self.check(options)
         _ = try DeadMount.recover(options.resolvedMountpoint)

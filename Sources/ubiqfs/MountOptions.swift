@@ -27,6 +27,12 @@ struct MountOptions: ParsableArguments {
     @Flag(help: "Let other users reach the mount (FUSE allow_other; needs user_allow_other in /etc/fuse.conf unless root). Permissions are still checked by the kernel from each item's mode and owner.")
     var allowOther = false
 
+    @Flag(help: "Forbid running programs from the mount (the mount option noexec).")
+    var noexec = false
+
+    @Flag(help: "MOUNTPOINT must be the name of a mount in ~/.config/ubiqfs/mounts.conf; fail if there is none (the systemd unit uses this).")
+    var profile = false
+
     @Flag(help: "Stay in the foreground instead of running as a daemon.")
     var foreground = false
 
@@ -62,8 +68,11 @@ struct MountOptions: ParsableArguments {
 
     /// With a profile's settings when the mountpoint argument names one.
     func resolvingProfile() throws -> MountOptions {
-        guard let profile = try MountProfile.resolving(mountpoint) else { return self }
-        return try applying(profile)
+        guard let named = try MountProfile.resolving(mountpoint) else {
+            if profile { throw CommandFailure("no mount named '\(mountpoint)' in \(MountProfile.configurationFile)") }
+            return self
+        }
+        return try applying(named)
     }
 
     /// Fills what the command line left out from a profile (`ubiqfs mount NAME`).
@@ -84,6 +93,7 @@ struct MountOptions: ParsableArguments {
             options.keepVersions = value
         }
         options.allowOther = try allowOther || profile.bool("allow-other") ?? false
+        options.noexec = try noexec || profile.bool("noexec") ?? false
         return options
     }
 
@@ -91,19 +101,21 @@ struct MountOptions: ParsableArguments {
     /// default filled in, for the daemon process (which must not depend on our working
     /// directory, environment or profile file changing under it).
     var commandLine: [String] {
+        // KEY=VALUE, so a value that starts with '-' stays a value.
         var arguments = [
-            "mount", resolvedMountpoint, "--store", resolvedStore, "--container", resolvedContainer,
-            "--state-dir", resolvedStateDir, "--device", resolvedDevice, "--keep-versions", String(resolvedKeepVersions),
-            "--log-level", resolvedLogLevel,
+            "mount", resolvedMountpoint, "--store=" + resolvedStore, "--container=" + resolvedContainer,
+            "--state-dir=" + resolvedStateDir, "--device=" + resolvedDevice, "--keep-versions=\(resolvedKeepVersions)",
+            "--log-level=" + resolvedLogLevel,
         ]
-        if let cacheSize { arguments += ["--cache-size", cacheSize] }
+        if let cacheSize { arguments.append("--cache-size=" + cacheSize) }
         if allowOther { arguments.append("--allow-other") }
+        if noexec { arguments.append("--noexec") }
         if foreground { arguments.append("--foreground") }
-        if let readyFd { arguments += ["--ready-fd", String(readyFd)] }
-        if let pollInterval { arguments += ["--poll-interval", String(pollInterval)] }
-        if let storeTimeout { arguments += ["--store-timeout", String(storeTimeout)] }
-        if let storeFaults { arguments += ["--store-faults", storeFaults] }
-        if let checkpointInterval { arguments += ["--checkpoint-interval", String(checkpointInterval)] }
+        if let readyFd { arguments.append("--ready-fd=\(readyFd)") }
+        if let pollInterval { arguments.append("--poll-interval=\(pollInterval)") }
+        if let storeTimeout { arguments.append("--store-timeout=\(storeTimeout)") }
+        if let storeFaults { arguments.append("--store-faults=" + storeFaults) }
+        if let checkpointInterval { arguments.append("--checkpoint-interval=\(checkpointInterval)") }
         return arguments
     }
     var resolvedDevice: String { device ?? Paths.hostName }

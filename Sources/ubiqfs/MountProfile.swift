@@ -12,7 +12,8 @@ import Foundation
 struct MountProfile: Equatable {
     /// The keys a section may hold; anything else is a mistake worth reporting.
     static let keys: Set<String> = [
-        "mountpoint", "store", "container", "state-dir", "device", "cache-size", "keep-versions", "allow-other", "log-level",
+        "mountpoint", "store", "container", "state-dir", "device", "cache-size", "keep-versions", "allow-other", "noexec",
+        "log-level",
     ]
 
     let name: String
@@ -73,8 +74,13 @@ struct MountProfile: Equatable {
             settings[key] = value
         }
         finish()
-        for profile in profiles where profile.settings["mountpoint"] == nil {
-            throw CommandFailure("\(file): [\(profile.name)] has no mountpoint")
+        for profile in profiles {
+            guard profile.settings["mountpoint"] != nil else { throw CommandFailure("\(file): [\(profile.name)] has no mountpoint") }
+            // A relative path would mean one thing in a shell and another under systemd.
+            for key in ["mountpoint", "state-dir", "store"] {
+                guard let value = profile.settings[key], !value.hasPrefix("/"), value != "~", !value.hasPrefix("~/"), !value.hasPrefix("s3://") else { continue }
+                throw CommandFailure("\(file): [\(profile.name)] \(key) = \(value): write an absolute path (or one starting with ~)")
+            }
         }
         return profiles
     }

@@ -11,7 +11,7 @@ struct ResetCommand: ParsableCommand {
         discussion: """
             Takes the same arguments as `ubiqfs mount` (or a mount's name) to find the state dir. Refused while the mount is running \
             or while anything here is not in the store yet: mount, run `ubiqfs sync --wait`, unmount, and reset again. \
-            Pins and local settings are forgotten; the log and quarantine/ are kept.
+            Removes the database, the content cache and the daemon's leftovers only; pins and local settings are forgotten; the log, the lock and quarantine/ stay.
             """
     )
 
@@ -39,23 +39,28 @@ struct ResetCommand: ParsableCommand {
             throw CommandFailure("cannot read \(stateDir)/state.db: \(error)")
         }
         guard blockers.isEmpty else { throw CommandFailure(Self.describe(blockers, stateDir: stateDir, mountpoint: options.resolvedMountpoint)) }
-        let keep: Set<String> = ["lock", "ubiqfs.log"]
         if dryRun {
-            let names = try FileManager.default.contentsOfDirectory(atPath: stateDir).sorted().filter { !keep.contains($0) && $0 != "quarantine" }
+            let names = LocalStateReset.removable.filter { access(stateDir + "/" + $0, F_OK) == 0 }
             print("nothing is pending; would remove from \(stateDir): \(names.joined(separator: ", "))")
             return
         }
-        let removed = try LocalStateReset.clear(stateDir: stateDir, keep: keep)
+        let removed = try LocalStateReset.clear(stateDir: stateDir)
         print("reset \(stateDir): removed \(removed.joined(separator: ", ")); the next mount starts over from the store")
     }
 
     static func describe(_ blockers: LocalStateReset.Blockers, stateDir: String, mountpoint: String) -> String {
+        if let foreign = blockers.foreign {
+            return "\(foreign); is --state-dir right? Nothing was removed"
+        }
         if let damaged = blockers.damaged {
             return "the state database in \(stateDir) is damaged (\(damaged)); mount it once: the damaged database is quarantined and content not uploaded yet is recovered into the mount"
         }
         var lines = ["not reset: this device has work that is not in the store yet"]
         if blockers.changedCount > 0 {
             lines.append("  \(blockers.changedCount) item(s) with changes not uploaded: \(blockers.changedPaths.joined(separator: ", "))\(blockers.changedCount > blockers.changedPaths.count ? ", ..." : "")")
+        }
+        if !blockers.unrecordedPaths.isEmpty {
+            lines.append("  file(s) whose local content differs from what was recorded (a crash mid-write?): \(blockers.unrecordedPaths.prefix(10).joined(separator: ", ")); check them in the mount, copy what you want to keep to new names, evict them (ubiqfs evict) and reset again")
         }
         if blockers.uncertainCommit { lines.append("  a commit whose outcome is not known yet") }
         for folder in blockers.pendingRecoveries { lines.append("  a recovery not copied back yet: \(folder)") }

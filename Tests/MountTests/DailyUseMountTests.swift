@@ -27,7 +27,7 @@ import Testing
             mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,device=one,_netdev,nofail,x-systemd.automount,noatime
             grep " \(root)/one fuse.ubiqfs " /proc/mounts | grep -q "nosuid,nodev"
             echo hello > \(root)/one/f
-            daemon=$(pgrep -f "one[.]state --device one")
+            daemon=$(pgrep -f "[-]-state-dir=\(root)/one.state ")
             umount \(root)/one
             # The daemon pushes what is pending, then exits.
             for _ in $(seq 1 300); do kill -0 $daemon 2>/dev/null || break; sleep 0.1; done
@@ -42,8 +42,22 @@ import Testing
             grep -q "mount option .ro.: read-only mounts are not supported" err
             ! mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,colour=blue 2> err
             grep -q "unknown mount option .colour=blue." err
+            ! mount -t fuse.ubiqfs relative/store \(root)/one -o state-dir=\(root)/one.state 2> err
+            grep -q "must be an absolute path or s3://" err
             ! grep -q " \(root)/one " /proc/mounts
+            # noexec is honoured, not just accepted.
+            mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,noexec
+            grep " \(root)/one fuse.ubiqfs " /proc/mounts | grep -q noexec
+            printf "#!/bin/sh\\necho ran\\n" > \(root)/one/tool && chmod +x \(root)/one/tool
+            ! \(root)/one/tool 2> err
+            grep -q "Permission denied" err
+            umount \(root)/one
             """))
+        // A mistyped subcommand is an error, never a mount of a new store.
+        let typo = try await MountFixture.run([MountFixture.binary, "unmout", root + "/one"], directory: root, timeout: 30)
+        #expect(typo.status != 0)
+        #expect(typo.error.contains("unmout"))
+        #expect(!FileManager.default.fileExists(atPath: root + "/unmout"))
     }
 
     @Test func profilesNameMounts() async throws {
@@ -78,6 +92,15 @@ import Testing
             printf '[nomount]\\nstore = /x\\n' > $XDG_CONFIG_HOME/ubiqfs/mounts.conf
             ! \(bin) mount nomount 2> err
             grep -q "\\[nomount\\] has no mountpoint" err
+            printf '[rel]\\nmountpoint = Cloud\\n' > $XDG_CONFIG_HOME/ubiqfs/mounts.conf
+            ! \(bin) mount rel 2> err
+            grep -q "mountpoint = Cloud: write an absolute path" err
+            # What the systemd unit runs: a name that is no profile is an error, not a path.
+            mkdir -p \(root)/ghost
+            printf '[work]\\nmountpoint = /x\\n' > $XDG_CONFIG_HOME/ubiqfs/mounts.conf
+            ! \(bin) mount ghost --profile 2> err
+            grep -q "no mount named 'ghost'" err
+            ! grep -q " \(root)/ghost " /proc/mounts
             """)
     }
 
@@ -112,7 +135,7 @@ import Testing
             grep -q "is mounted now" out
             grep -q "in use by a running daemon" out
             grep -q "container default (id " out
-            pkill -9 -f "live[.]state --device"
+            pkill -9 -f "[-]-state-dir=\(root)/live.state "
             sleep 0.5
             ! \(bin) doctor \(m) --store \(fixture.store) --state-dir \(root)/live.state > out
             grep -q "FAIL  mountpoint: \(m) is a dead mount" out
@@ -133,7 +156,7 @@ import Testing
             \(bin) pause \(m)
             echo pending > \(m)/notyet.txt
             # The daemon dies with the change not uploaded.
-            pkill -9 -f "a[.]state --device"
+            pkill -9 -f "[-]-state-dir=\(state) "
             sleep 0.5
             ! \(bin) reset \(m) --state-dir \(state) 2> err
             grep -q "1 item(s) with changes not uploaded: /notyet.txt" err
@@ -146,7 +169,18 @@ import Testing
             grep -q "was a dead mount" err
             \(bin) sync \(m) --wait
             \(bin) unmount \(m)
-            \(bin) reset \(m) --state-dir \(state) --dry-run | grep -q "would remove from \(state): cache, .*state.db"
+            # Cached content that differs from what was recorded is not thrown away either.
+            ino=$(sqlite3 \(state)/state.db "SELECT ino FROM item WHERE name = CAST('uploaded.txt' AS BLOB)")
+            cp \(state)/cache/$ino saved && echo "written, never recorded" >> \(state)/cache/$ino
+            ! \(bin) reset \(m) --state-dir \(state) 2> err
+            grep -q "differs from what was recorded (a crash mid-write?): /uploaded.txt" err
+            cp saved \(state)/cache/$ino
+            # Not a ubiqfs state dir: nothing is touched.
+            mkdir other && sqlite3 other/state.db "CREATE TABLE t(x)"
+            ! \(bin) reset \(m) --state-dir \(root)/other 2> err
+            grep -q "is not a ubiqfs state database" err
+            test -f other/state.db
+            \(bin) reset \(m) --state-dir \(state) --dry-run | grep -q "would remove from \(state): state.db, .*cache"
             test -f \(state)/state.db
             \(bin) reset \(m) --state-dir \(state) | grep -q "the next mount starts over from the store"
             test "$(ls \(state) | tr '\\n' ' ')" = "lock ubiqfs.log "

@@ -21,7 +21,7 @@ final class MountFixture {
             _ = try? Self.runBlocking([Self.binary, "unmount", mountpoint], timeout: 60)
             _ = try? Self.runBlocking(["fusermount3", "-uz", mountpoint], timeout: 10)
         }
-        _ = try? Self.runBlocking(["pkill", "-9", "-f", "--", "--state-dir " + root], timeout: 10)
+        _ = try? Self.runBlocking(["pkill", "-9", "-f", "--", "--state-dir[= ]" + root], timeout: 10)
         // Mounts a test made by other means (mount(8), a profile) that it could not undo.
         let mounts = (try? String(contentsOfFile: "/proc/mounts", encoding: .utf8)) ?? ""
         for line in mounts.split(separator: "\n") {

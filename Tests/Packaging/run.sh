@@ -14,11 +14,20 @@ Packaging/install-deps.sh systemd man-db debootstrap
 work="$(mktemp -d /tmp/ubiqfs-deb-XXXXXX)"
 chroot_dir="$work/chroot"
 cleanup() {
+    pkill -9 -f -- "--state-dir[= ]$work" 2>/dev/null || true
+    # Whatever still runs inside the chroot (a daemon of a failed step there).
+    for proc in /proc/[0-9]*; do
+        [ "$(readlink "$proc/root" 2>/dev/null)" = "$chroot_dir" ] && kill -9 "${proc#/proc/}" 2>/dev/null
+    done
     for m in $(awk -v w="$work" 'index($2, w) == 1 {print $2}' /proc/mounts | sort -r); do
         umount -l "$m" 2>/dev/null || true
     done
-    pkill -9 -f -- "--state-dir $work" 2>/dev/null || true
-    rm -rf "$work"
+    # Never recurse into a mount that stayed (the chroot's /dev is the host's).
+    if awk -v w="$work" 'index($2, w) == 1 {found=1} END {exit !found}' /proc/mounts; then
+        echo "packaging: left $work in place: something is still mounted under it" >&2
+    else
+        rm -rf --one-file-system "$work"
+    fi
 }
 trap cleanup EXIT
 fail() { echo "packaging: FAILED: $*" >&2; exit 1; }
@@ -87,7 +96,7 @@ unshare -m --propagation private bash -euo pipefail -c '
     trap "umount -l $work/mnt 2>/dev/null || true" EXIT
     mount -t fuse.ubiqfs "$work/store" "$work/mnt" -o "state-dir=$work/state,device=deb,_netdev,nofail"
     echo packaged > "$work/mnt/file"
-    daemon=$(pgrep -f "[s]tate --device deb")
+    daemon=$(pgrep -f "[-]-state-dir=$work/state ")
     umount "$work/mnt"
     for _ in $(seq 1 300); do kill -0 "$daemon" 2>/dev/null || break; sleep 0.1; done
     ! kill -0 "$daemon" 2>/dev/null
