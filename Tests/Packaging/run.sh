@@ -74,7 +74,7 @@ bash -c "source '$work/x/usr/share/bash-completion/completions/ubiqfs' && comple
 step "systemd-analyze verify"
 mkdir -p "$work/xdg" && chmod 700 "$work/xdg"
 unit="$work/x/usr/lib/systemd/user/ubiqfs@.service"
-grep -q '^ExecStart=/usr/bin/ubiqfs mount %i --foreground$' "$unit" || fail "ExecStart"
+grep -q '^ExecStart=/usr/bin/ubiqfs mount %i --profile --foreground$' "$unit" || fail "ExecStart"
 # Verified as installed: the package's /usr laid over the system's, in a private namespace.
 verify() {
     unshare -m --propagation private bash -c '
