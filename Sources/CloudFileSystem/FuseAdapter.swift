@@ -2,6 +2,7 @@ import FuseKit
 import Glibc
 import ItemModel
 import Logging
+import Synchronization
 
 /// The FUSE face of `FileSystemCore`: each callback calls the core, replies, or maps the
 /// error. Work that waits on the store (opening a placeholder) runs in a Task that replies
@@ -19,7 +20,14 @@ public final class FuseAdapter: FuseOperations {
         self.logger = logger
     }
 
-    public func initialize(connection: inout FuseConnectionInfo) {}
+    /// Set at init when the kernel takes ENOSYS from opendir as "never ask again": it then
+    /// opens folders itself and keeps their listings cached, with no round trip per opendir
+    /// and releasedir (two per folder that `git status` or `find` walks).
+    private let zeroMessageOpendir = Atomic<Bool>(false)
+
+    public func initialize(connection: inout FuseConnectionInfo) {
+        zeroMessageOpendir.store(connection.capable.contains(.noOpendirSupport), ordering: .relaxed)
+    }
 
     public func destroy() {}
 
@@ -320,6 +328,11 @@ public final class FuseAdapter: FuseOperations {
     // MARK: Folders
 
     public func opendir(_ request: FuseRequest, ino: UInt64, flags: Int32) {
+        if zeroMessageOpendir.load(ordering: .relaxed) {
+            // The kernel checks the folder exists; readdir answers for what it holds.
+            request.reply(error: ENOSYS)
+            return
+        }
         do {
             try core.checkDirectory(Int64(ino))
             // The kernel keeps the listing across opens; it drops it itself when a name in the

@@ -7,13 +7,7 @@ import Glibc
 enum DeadMount {
     /// Detaches `path` if it is a dead FUSE mount; true if it was.
     static func recover(_ path: String) throws -> Bool {
-        // Opening asks the daemon (a stat may be answered from the kernel's attribute cache).
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd >= 0 {
-            close(fd)
-            return false
-        }
-        guard errno == ENOTCONN else { return false }
+        guard !isAlive(path) else { return false }
         // Lazy unmount: as root directly, otherwise through the setuid helper.
         if umount2(path, Int32(MNT_DETACH)) != 0 {
             let process = Process()
@@ -27,5 +21,13 @@ enum DeadMount {
         }
         FileHandle.standardError.write(Data("ubiqfs: \(path) was a dead mount (its daemon had stopped); detached it, mounting again\n".utf8))
         return true
+    }
+
+    /// False only for a FUSE mount whose daemon is gone. statvfs always asks the daemon;
+    /// a stat, or an open of a folder (the kernel opens folders itself), may be answered
+    /// from the kernel's caches even after the daemon died.
+    static func isAlive(_ path: String) -> Bool {
+        var info = statvfs()
+        return statvfs(path, &info) == 0 || errno != ENOTCONN
     }
 }

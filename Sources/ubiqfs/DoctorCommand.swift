@@ -70,13 +70,15 @@ struct DoctorCommand: ParsableCommand {
     }
 
     private func checkMountpoint(_ report: inout DoctorReport, _ path: String, createdByMount: Bool) {
+        guard DeadMount.isAlive(path) else {
+            report.fail("mountpoint", "\(path) is a dead mount (its daemon stopped)", fix: "ubiqfs mount on it again detaches it and mounts")
+            return
+        }
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd < 0 {
             switch errno {
             case ENOENT where createdByMount && access(Self.nearestExisting(path), W_OK | X_OK) == 0:
                 report.pass("mountpoint", "\(path) will be created by ubiqfs mount")
-            case ENOTCONN:
-                report.fail("mountpoint", "\(path) is a dead mount (its daemon stopped)", fix: "ubiqfs mount on it again detaches it and mounts")
             case ENOENT:
                 report.fail("mountpoint", "\(path) does not exist", fix: "mkdir -p \(path)")
             case ENOTDIR:

@@ -264,7 +264,9 @@ import Testing
             pid=$(\(bin) status \(a) --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
             kill -9 "$pid"
             while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-            ! ls \(a) 2> err && grep -q "Transport endpoint is not connected" err
+            # What the kernel must ask the daemon fails; cached listings may still show.
+            ! stat -f \(a) 2> err && grep -q "Transport endpoint is not connected" err
+            ! cat \(a)/keep.bin > /dev/null 2> err && grep -q "Transport endpoint is not connected" err
             # One command recovers the dead mount, and says so.
             \(bin) mount \(a) --store \(fixture.store) --state-dir \(fixture.root)/a.state --device a --poll-interval 0.5 2> recovered
             grep -q "was a dead mount" recovered
