@@ -828,9 +828,12 @@ public actor SyncEngine {
             // Up to `limit` blocks at once; a block a reader waits for is started next.
             try await withThrowingTaskGroup(of: Int.self) { group in
                 var inFlight = 0
+                // The first block (the one a reader waits for) alone, then `limit` at once:
+                // other blocks fetched and hashed beside it would delay the first byte.
+                var firstDone = false
                 while started.count < blocks.count || inFlight > 0 {
                     try Task.checkCancellation(or: SyncError(code: .cancelled, message: "download cancelled"))
-                    if inFlight < limit && started.count < blocks.count {
+                    if inFlight < (firstDone ? limit : 1) && started.count < blocks.count {
                         var index: Int
                         if let wanted = streams[ino]?.wanted, !started.contains(wanted) {
                             index = wanted
@@ -851,13 +854,17 @@ public actor SyncEngine {
                             } catch {
                                 throw Self.wrap(error, "cannot download \(name)")
                             }
-                            guard Int64(bytes.count) == block.length, ContentHasher.sha256Hex(bytes) == block.hash else {
-                                throw SyncError(code: .corrupt, message: "block \(block.hash) of \(name) (\(id)) does not match its hash; not served")
-                            }
-                            do {
-                                try await OffloadedWork.run { () throws(SystemError) in try Syscall.writeAll(fd: temporary.fd, bytes, at: at) }
-                            } catch {
-                                throw SyncError.cacheWrite("cannot write \(name) to the cache", error)
+                            // Hashing a 4 MiB block takes milliseconds of CPU: off the cooperative
+                            // pool, which must stay free to answer the kernel (the open's reply).
+                            try await OffloadedWork.run { () throws(SyncError) in
+                                guard Int64(bytes.count) == block.length, ContentHasher.sha256Hex(bytes) == block.hash else {
+                                    throw SyncError(code: .corrupt, message: "block \(block.hash) of \(name) (\(id)) does not match its hash; not served")
+                                }
+                                do throws(SystemError) {
+                                    try Syscall.writeAll(fd: temporary.fd, bytes, at: at)
+                                } catch {
+                                    throw SyncError.cacheWrite("cannot write \(name) to the cache", error)
+                                }
                             }
                             return index
                         }
@@ -866,6 +873,7 @@ public actor SyncEngine {
                     }
                     guard let index = try await group.next() else { break }
                     inFlight -= 1
+                    firstDone = true
                     downloaded += blocks[index].length
                     transfers.markPresent(generation, index)
                     transfers.progress(ino, done: downloaded)
