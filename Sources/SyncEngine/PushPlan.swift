@@ -39,14 +39,17 @@ struct PushPlan: Sendable {
         }
     }
 
-    static func make(rows: [ItemRow], uploads: [Int64: ContentUpload], limit: Int, _ db: Database) throws -> PushPlan {
-        var plan = PushPlan()
-        var ids: [Int64: (id: ItemID, parent: Int64?, deleted: Bool)] = [:]
-        func node(_ ino: Int64) throws -> (id: ItemID, parent: Int64?, deleted: Bool)? {
-            if ino == ItemRow.rootIno { return (.root, nil, false) }
+    /// Which dirty rows the next record takes, in commit order (at most `limit`), and which
+    /// need no operation at all. Cheap per row (no xattrs, no snapshots, no content), so a
+    /// backlog of a million changes is ordered without preparing a million operations; only
+    /// the chosen rows' content is uploaded, and only they become operations (`make`).
+    static func choose(rows: [ItemRow], limit: Int, _ db: Database) throws -> (chosen: [ItemRow], settled: [Int64]) {
+        var ids: [Int64: (parent: Int64?, deleted: Bool)] = [:]
+        func node(_ ino: Int64) throws -> (parent: Int64?, deleted: Bool)? {
+            if ino == ItemRow.rootIno { return (nil, false) }
             if let known = ids[ino] { return known }
             guard let row = try ItemRow.find(ino: ino, db) else { return nil }
-            let value = (row.itemID, row.parent, row.deleted)
+            let value = (row.parent, row.deleted)
             ids[ino] = value
             return value
         }
@@ -60,28 +63,51 @@ struct PushPlan: Sendable {
             return depth
         }
 
-        var fileDeletes: [(Int, Entry)] = []
-        var upserts: [(Int, Entry)] = []
-        var folderDeletes: [(Int, Entry)] = []
+        var settled: [Int64] = []
+        var fileDeletes: [ItemRow] = []
+        var upserts: [(Int, ItemRow)] = []
+        var folderDeletes: [(Int, ItemRow)] = []
         for row in rows {
-            let ino = row.inode
             if row.deleted {
-                if try BaseSnapshots.find(row.itemID, db) != nil {
-                    let entry = Entry(ino: ino, change: .delete(row.itemID), changeGen: row.changeGen, upload: nil)
-                    if row.itemKind == .directory {
-                        folderDeletes.append((try depth(ino), entry))
-                    } else {
-                        fileDeletes.append((0, entry))
-                    }
+                if try BaseSnapshots.find(row.itemID, db) == nil {
+                    settled.append(row.inode)
+                } else if row.itemKind == .directory {
+                    folderDeletes.append((try depth(row.inode), row))
                 } else {
-                    plan.settled.append(ino)
+                    fileDeletes.append(row)
                 }
                 continue
             }
             guard let parentIno = row.parent, let parent = try node(parentIno), !parent.deleted else { continue }
+            upserts.append((try depth(row.inode), row))
+        }
+        upserts.sort { $0.0 < $1.0 }
+        folderDeletes.sort { $0.0 > $1.0 }
+        let ordered = fileDeletes + upserts.map(\.1) + folderDeletes.map(\.1)
+        return (Array(ordered.prefix(limit)), settled)
+    }
+
+    /// The operations for rows `choose` picked, in its order. A file whose content changed
+    /// but has no upload (written again meanwhile) waits for the next record.
+    static func make(chosen: [ItemRow], settled: [Int64], uploads: [Int64: ContentUpload], _ db: Database) throws -> PushPlan {
+        var plan = PushPlan()
+        plan.settled = settled
+        var parentIDs: [Int64: ItemID] = [ItemRow.rootIno: .root]
+        for row in chosen {
+            let ino = row.inode
+            if row.deleted {
+                plan.entries.append(Entry(ino: ino, change: .delete(row.itemID), changeGen: row.changeGen, upload: nil))
+                continue
+            }
+            guard let parentIno = row.parent else { continue }
+            if parentIDs[parentIno] == nil {
+                guard let parent = try ItemRow.find(ino: parentIno, db), !parent.deleted else { continue }
+                parentIDs[parentIno] = parent.itemID
+            }
+            guard let parentID = parentIDs[parentIno] else { continue }
             let xattrs = try StoredXattrs.all(of: ino, db)
             var item = ItemSnapshot(
-                id: row.itemID, parent: parent.id, name: row.itemName, kind: row.itemKind, mode: UInt32(row.mode),
+                id: row.itemID, parent: parentID, name: row.itemName, kind: row.itemKind, mode: UInt32(row.mode),
                 mtime: row.mtime, size: row.size, blocks: nil, target: row.symlinkTarget,
                 xattrs: xattrs.isEmpty ? nil : xattrs,
                 rdev: row.itemKind.isDevice ? UInt64(bitPattern: row.rdev ?? 0) : nil
@@ -105,12 +131,8 @@ struct PushPlan: Sendable {
             case .fifo, .socket, .characterDevice, .blockDevice:
                 item.size = 0
             }
-            upserts.append((try depth(ino), Entry(ino: ino, change: .upsert(item), changeGen: row.changeGen, upload: upload)))
+            plan.entries.append(Entry(ino: ino, change: .upsert(item), changeGen: row.changeGen, upload: upload))
         }
-        upserts.sort { $0.0 < $1.0 }
-        folderDeletes.sort { $0.0 > $1.0 }
-        let ordered = fileDeletes.map(\.1) + upserts.map(\.1) + folderDeletes.map(\.1)
-        plan.entries = Array(ordered.prefix(limit))
         return plan
     }
 }

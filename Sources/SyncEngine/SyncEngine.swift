@@ -416,14 +416,20 @@ public actor SyncEngine {
             !(row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && activity.isBeingWritten(row.inode))
         }
         guard !candidates.isEmpty else { return .idle }
+        // Order first, then upload only what this record takes: uploading every pending
+        // file before each record made a large import quadratic (each record re-read and
+        // re-hashed the whole backlog).
+        let limit = configuration.maxOperationsPerRecord
+        let (chosen, settled) = try await metadataRead("cannot plan the push") { db in
+            try PushPlan.choose(rows: candidates, limit: limit, db)
+        }
         var uploads: [Int64: ContentUpload] = [:]
-        for row in candidates where row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted {
+        for row in chosen where row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted {
             if let upload = try await upload(row) { uploads[row.inode] = upload }
         }
-        let limit = configuration.maxOperationsPerRecord
         let uploaded = uploads
         let plan = try await metadataRead("cannot plan the push") { db in
-            try PushPlan.make(rows: candidates, uploads: uploaded, limit: limit, db)
+            try PushPlan.make(chosen: chosen, settled: settled, uploads: uploaded, db)
         }
         if !plan.settled.isEmpty {
             let settled = plan.settled
