@@ -62,8 +62,11 @@ public final class KernelNotifier: InvalidationSink {
             var seen: Set<KernelInvalidation> = []
             for invalidation in batch where seen.insert(invalidation).inserted {
                 sender(invalidation)
-                if case .entry(let parent, _) = invalidation, seen.insert(.listing(parent)).inserted {
-                    sender(.listing(parent))
+                // The kernel drops a folder's cached listing on an inval_entry only when the
+                // name was in its dentry cache; a name it never looked up needs the folder's
+                // data dropped. Sent from here, so it never marks a folder's handles.
+                if case .entry(let parent, _) = invalidation, seen.insert(.inode(parent, data: true)).inserted {
+                    sender(.inode(parent, data: true))
                 }
             }
         }

@@ -13,7 +13,22 @@ import SyncEngine
 public enum LocalStateReset {
     /// What a reset removes: the database, the content cache and the daemon's leftovers.
     /// The log, the lock and `quarantine/` stay; anything else in the folder is not ours.
-    public static let removable = ["state.db", "state.db-wal", "state.db-shm", "cache", "control.sock", "store-verified"]
+    public static let removable = [
+        StateRecovery.databaseName, StateRecovery.databaseName + "-wal", StateRecovery.databaseName + "-shm",
+        "cache", "control.sock", "store-verified",
+    ]
+
+    public static func holdsState(_ stateDir: String) -> Bool {
+        access(stateDir + "/" + StateRecovery.databaseName, F_OK) == 0
+    }
+
+    /// The `removable` names that are there (a dangling symlink counts).
+    public static func present(_ stateDir: String) -> [String] {
+        removable.filter { name in
+            var info = stat()
+            return lstat(stateDir + "/" + name, &info) == 0
+        }
+    }
 
     /// What keeps a state dir from being reset, in words for people; empty when nothing does.
     public struct Blockers: Sendable {
@@ -47,7 +62,7 @@ public enum LocalStateReset {
             }
         }
         let database = stateDir + "/" + StateRecovery.databaseName
-        guard access(database, F_OK) == 0 else { return blockers }
+        guard holdsState(stateDir) else { return blockers }
         if case .damaged(let reason) = try DatabaseHealth.check(path: database) {
             blockers.damaged = reason
             return blockers
@@ -82,17 +97,11 @@ public enum LocalStateReset {
 
     /// Removes the `removable` names; returns those that were there.
     public static func clear(stateDir: String) throws -> [String] {
-        var removed: [String] = []
-        for name in removable where access(stateDir + "/" + name, F_OK) == 0 || isSymlink(stateDir + "/" + name) {
+        let removed = present(stateDir)
+        for name in removed {
             try FileManager.default.removeItem(atPath: stateDir + "/" + name)
-            removed.append(name)
         }
         try Syscall.fsyncDirectory(stateDir)
         return removed
-    }
-
-    private static func isSymlink(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK
     }
 }

@@ -834,12 +834,13 @@ public actor SyncEngine {
             // Up to `limit` blocks at once; a block a reader waits for is started next.
             try await withThrowingTaskGroup(of: Int.self) { group in
                 var inFlight = 0
-                // The first block (the one a reader waits for) alone, then `limit` at once:
-                // other blocks fetched and hashed beside it would delay the first byte.
-                var firstDone = false
                 while started.count < blocks.count || inFlight > 0 {
                     try Task.checkCancellation(or: SyncError(code: .cancelled, message: "download cancelled"))
-                    if inFlight < (firstDone ? limit : 1) && started.count < blocks.count {
+                    // The first block (the one a reader waits for) alone, then `limit` at once
+                    // (some block has finished): others fetched and hashed beside it would
+                    // delay the first byte.
+                    let window = started.count > inFlight ? limit : 1
+                    if inFlight < window && started.count < blocks.count {
                         var index: Int
                         if let wanted = streams[ino]?.wanted, !started.contains(wanted) {
                             index = wanted
@@ -879,7 +880,6 @@ public actor SyncEngine {
                     }
                     guard let index = try await group.next() else { break }
                     inFlight -= 1
-                    firstDone = true
                     downloaded += blocks[index].length
                     transfers.markPresent(generation, index)
                     transfers.progress(ino, done: downloaded)

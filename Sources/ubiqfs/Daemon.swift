@@ -97,8 +97,7 @@ final class Daemon {
         } catch {
             throw CommandFailure("cannot create the state dir \(stateDir): \(error.localizedDescription)")
         }
-        let lock = open(stateDir + "/lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard lock >= 0, flock(lock, LOCK_EX | LOCK_NB) == 0 else {
+        guard case .taken(let lock) = StateDirLock.take(stateDir, create: true) else {
             throw CommandFailure("another ubiqfs daemon is using the state dir \(stateDir)")
         }
         let store = try StoreOpener.open(options.resolvedStore, container: options.resolvedContainer, faults: options.storeFaults)
@@ -137,9 +136,6 @@ final class Daemon {
                 _ = session.invalidateInode(UInt64(ino), offset: data ? 0 : -1, length: 0)
             case .entry(let parent, let name):
                 _ = session.invalidateEntry(parent: UInt64(parent), name: name)
-            case .listing(let folder):
-                // A folder's page cache is its cached listing.
-                _ = session.invalidateInode(UInt64(folder), offset: 0, length: 0)
             }
         }
         let exitHandle = SessionExit(session)

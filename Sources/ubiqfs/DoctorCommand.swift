@@ -21,12 +21,12 @@ struct DoctorCommand: ParsableCommand {
     var timeout: Double = 15
 
     func run() throws {
-        let options = try self.options.resolvingProfile()
+        let (options, profile) = try self.options.resolvingProfile()
         var report = DoctorReport()
         print("ubiqfs \(UbiqFS.version): checking the mount of \(options.resolvedMountpoint)")
         print("  store \(options.resolvedStore), container \(options.resolvedContainer), state dir \(options.resolvedStateDir)")
         checkFuse(&report, allowOther: options.allowOther)
-        checkMountpoint(&report, options.resolvedMountpoint, createdByMount: options.mountpoint != self.options.mountpoint)
+        checkMountpoint(&report, options.resolvedMountpoint, createdByMount: profile != nil)
         checkStateDir(&report, options.resolvedStateDir)
         checkStore(&report, options)
         print(report.failures == 0 ? "all checks passed" : "\(report.failures) check(s) failed")
@@ -113,16 +113,13 @@ struct DoctorCommand: ParsableCommand {
                 report.fail("state dir", "\(path) belongs to uid \(info.st_uid), not to \(Self.userName)", fix: "use your own state dir (--state-dir)")
                 return
             }
-            let lock = open(path + "/lock", O_RDWR | O_CLOEXEC)
-            if lock >= 0 {
-                defer { close(lock) }
-                if flock(lock, LOCK_EX | LOCK_NB) != 0 {
-                    report.pass("state dir", "\(path) is in use by a running daemon")
-                } else {
-                    flock(lock, LOCK_UN)
-                    report.pass("state dir", "\(path) (this device has joined before)")
-                }
-            } else {
+            switch StateDirLock.take(path, create: false) {
+            case .taken(let lock):
+                close(lock)
+                report.pass("state dir", "\(path) (this device has joined before)")
+            case .held:
+                report.pass("state dir", "\(path) is in use by a running daemon")
+            case .absent:
                 report.pass("state dir", "\(path)")
             }
         } else {

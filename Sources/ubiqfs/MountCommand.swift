@@ -18,8 +18,8 @@ struct MountCommand: ParsableCommand {
     @OptionGroup var options: MountOptions
 
     func run() throws {
-        let options = try self.options.resolvingProfile()
-        if options.mountpoint != self.options.mountpoint, access(options.resolvedMountpoint, F_OK) != 0, errno == ENOENT {
+        let (options, profile) = try self.options.resolvingProfile()
+        if profile != nil, access(options.resolvedMountpoint, F_OK) != 0, errno == ENOENT {
             // A profile's mountpoint is made on first use, as a login-time mount expects.
             do {
                 try FileManager.default.createDirectory(atPath: options.resolvedMountpoint, withIntermediateDirectories: true)

@@ -66,13 +66,13 @@ struct MountOptions: ParsableArguments {
     var resolvedKeepVersions: Double { keepVersions ?? 30 }
     var resolvedLogLevel: String { logLevel ?? "info" }
 
-    /// With a profile's settings when the mountpoint argument names one.
-    func resolvingProfile() throws -> MountOptions {
+    /// With a profile's settings when the mountpoint argument names one, and that profile.
+    func resolvingProfile() throws -> (options: MountOptions, profile: MountProfile?) {
         guard let named = try MountProfile.resolving(mountpoint) else {
             if profile { throw CommandFailure("no mount named '\(mountpoint)' in \(MountProfile.configurationFile)") }
-            return self
+            return (self, nil)
         }
-        return try applying(named)
+        return (try applying(named), named)
     }
 
     /// Fills what the command line left out from a profile (`ubiqfs mount NAME`).

@@ -21,26 +21,27 @@ struct ResetCommand: ParsableCommand {
     var dryRun = false
 
     func run() throws {
-        let options = try self.options.resolvingProfile()
+        let options = try self.options.resolvingProfile().options
         let stateDir = options.resolvedStateDir
-        guard access(stateDir + "/state.db", F_OK) == 0 else {
+        guard LocalStateReset.holdsState(stateDir) else {
             print("\(stateDir) holds no ubiqfs state; nothing to reset")
             return
         }
-        // The daemon holds this lock while it runs: holding it keeps one from starting meanwhile.
-        let lock = open(stateDir + "/lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard lock >= 0 else { throw CommandFailure("cannot open \(stateDir)/lock: \(String(cString: strerror(errno)))") }
-        defer { close(lock) }
-        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
-            throw CommandFailure("\(stateDir) is in use by a running mount; unmount it first (ubiqfs unmount \(options.resolvedMountpoint))")
+        // Held while we work, so no daemon starts on the state dir meanwhile.
+        let lock: Int32
+        switch StateDirLock.take(stateDir, create: true) {
+        case .taken(let fd): lock = fd
+        case .held: throw CommandFailure("\(stateDir) is in use by a running mount; unmount it first (ubiqfs unmount \(options.resolvedMountpoint))")
+        case .absent: throw CommandFailure("cannot open \(stateDir)/lock: \(String(cString: strerror(errno)))")
         }
+        defer { close(lock) }
         let blockers: LocalStateReset.Blockers
         do { blockers = try LocalStateReset.blockers(stateDir: stateDir) } catch {
             throw CommandFailure("cannot read \(stateDir)/state.db: \(error)")
         }
         guard blockers.isEmpty else { throw CommandFailure(Self.describe(blockers, stateDir: stateDir, mountpoint: options.resolvedMountpoint)) }
         if dryRun {
-            let names = LocalStateReset.removable.filter { access(stateDir + "/" + $0, F_OK) == 0 }
+            let names = LocalStateReset.present(stateDir)
             print("nothing is pending; would remove from \(stateDir): \(names.joined(separator: ", "))")
             return
         }
