@@ -12,6 +12,7 @@ import Testing
         """
         mkdir -p \(fixture.root)/bin && ln -sf \(MountFixture.binary) \(fixture.root)/bin/ubiqfs
         unshare -m --propagation private bash -euo pipefail -c '
+        \(MountFixture.failsHelper)
         mount --bind \(fixture.root)/bin /usr/local/sbin
         \(script)
         '
@@ -24,32 +25,35 @@ import Testing
         try await fixture.sh(Self.inInstalledNamespace(fixture, """
             mkdir -p \(root)/one \(root)/two
             trap "umount -l \(root)/one 2>/dev/null || true; umount -l \(root)/two 2>/dev/null || true" EXIT
-            mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,device=one,_netdev,nofail,x-systemd.automount,noatime
+            mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,device=one,container=team,cache-size=1G,allow_other,_netdev,nofail,x-systemd.automount,noatime
             grep " \(root)/one fuse.ubiqfs " /proc/mounts | grep -q "nosuid,nodev"
+            # The -o options reached the daemon: container, allow_other, cache size.
+            grep "^ubiqfs:team \(root)/one fuse.ubiqfs " /proc/mounts | grep -q allow_other
+            \(MountFixture.binary) status \(root)/one --json | grep -q "cacheBudget.*1073741824"
             echo hello > \(root)/one/f
             daemon=$(pgrep -f "[-]-state-dir=\(root)/one.state ")
             umount \(root)/one
             # The daemon pushes what is pending, then exits.
             for _ in $(seq 1 300); do kill -0 $daemon 2>/dev/null || break; sleep 0.1; done
-            ! kill -0 $daemon 2>/dev/null
+            fails kill -0 $daemon 2>/dev/null
             # An fstab line (mount -T reads another fstab): a second device sees the push.
-            echo "\(fixture.store) \(root)/two fuse.ubiqfs state_dir=\(root)/two.state,device=two,_netdev,nofail,noauto,x-systemd.automount,comment=x 0 0" > \(root)/fstab
+            echo "\(fixture.store) \(root)/two fuse.ubiqfs state_dir=\(root)/two.state,device=two,container=team,_netdev,nofail,noauto,x-systemd.automount,comment=x 0 0" > \(root)/fstab
             mount -T \(root)/fstab \(root)/two
             test "$(cat \(root)/two/f)" = hello
             umount \(root)/two
             # What cannot be honoured is refused with the reason, and nothing is mounted.
-            ! mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,ro 2> err
+            fails mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,ro 2> err
             grep -q "mount option .ro.: read-only mounts are not supported" err
-            ! mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,colour=blue 2> err
+            fails mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,colour=blue 2> err
             grep -q "unknown mount option .colour=blue." err
-            ! mount -t fuse.ubiqfs relative/store \(root)/one -o state-dir=\(root)/one.state 2> err
+            fails mount -t fuse.ubiqfs relative/store \(root)/one -o state-dir=\(root)/one.state 2> err
             grep -q "must be an absolute path or s3://" err
-            ! grep -q " \(root)/one " /proc/mounts
+            fails grep -q " \(root)/one " /proc/mounts
             # noexec is honoured, not just accepted.
-            mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,noexec
+            mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,container=team,noexec
             grep " \(root)/one fuse.ubiqfs " /proc/mounts | grep -q noexec
             printf "#!/bin/sh\\necho ran\\n" > \(root)/one/tool && chmod +x \(root)/one/tool
-            ! \(root)/one/tool 2> err
+            fails \(root)/one/tool 2> err
             grep -q "Permission denied" err
             umount \(root)/one
             """))
@@ -84,23 +88,23 @@ import Testing
             # Its own state dir by default, under the profile's name.
             test -f \(root)/state/ubiqfs/work/state.db
             \(bin) unmount work
-            ! grep -q " \(root)/work-mnt " /proc/mounts
+            fails grep -q " \(root)/work-mnt " /proc/mounts
             # Mistakes in the file are named with their line.
             printf '[bad]\\nmountpoint = /x\\ncolour = blue\\n' > $XDG_CONFIG_HOME/ubiqfs/mounts.conf
-            ! \(bin) mount bad 2> err
+            fails \(bin) mount bad 2> err
             grep -q "mounts.conf:3: unknown key 'colour'" err
             printf '[nomount]\\nstore = /x\\n' > $XDG_CONFIG_HOME/ubiqfs/mounts.conf
-            ! \(bin) mount nomount 2> err
+            fails \(bin) mount nomount 2> err
             grep -q "\\[nomount\\] has no mountpoint" err
             printf '[rel]\\nmountpoint = Cloud\\n' > $XDG_CONFIG_HOME/ubiqfs/mounts.conf
-            ! \(bin) mount rel 2> err
+            fails \(bin) mount rel 2> err
             grep -q "mountpoint = Cloud: write an absolute path" err
             # What the systemd unit runs: a name that is no profile is an error, not a path.
             mkdir -p \(root)/ghost
             printf '[work]\\nmountpoint = /x\\n' > $XDG_CONFIG_HOME/ubiqfs/mounts.conf
-            ! \(bin) mount ghost --profile 2> err
+            fails \(bin) mount ghost --profile 2> err
             grep -q "no mount named 'ghost'" err
-            ! grep -q " \(root)/ghost " /proc/mounts
+            fails grep -q " \(root)/ghost " /proc/mounts
             """)
     }
 
@@ -117,14 +121,14 @@ import Testing
             # Doctor changes nothing.
             test ! -e \(fixture.store) && test ! -e \(root)/d.state
             # A missing mountpoint and an S3 endpoint nobody listens on.
-            ! AWS_ACCESS_KEY_ID=a AWS_SECRET_ACCESS_KEY=b AWS_REGION=us-east-1 AWS_ENDPOINT_URL=http://127.0.0.1:9 \\
+            fails env AWS_ACCESS_KEY_ID=a AWS_SECRET_ACCESS_KEY=b AWS_REGION=us-east-1 AWS_ENDPOINT_URL=http://127.0.0.1:9 \\
                 \(bin) doctor \(root)/missing --store s3://bucket/team --state-dir \(root)/d.state --timeout 5 > out
             grep -q "FAIL  mountpoint: \(root)/missing does not exist" out
             grep -q "fix: mkdir -p \(root)/missing" out
             grep -q "FAIL  store: .*127.0.0.1:9" out
             grep -q "2 check(s) failed" out
             # No /dev/fuse (a private /dev without it).
-            ! unshare -m --propagation private bash -c 'mount -t tmpfs none /dev && exec "$0" doctor \(root)/m --store \(fixture.store) --state-dir \(root)/d.state' \(bin) > out
+            fails unshare -m --propagation private bash -c 'mount -t tmpfs none /dev && exec "$0" doctor \(root)/m --store \(fixture.store) --state-dir \(root)/d.state' \(bin) > out
             grep -q "FAIL  /dev/fuse: No such file or directory" out
             grep -q "fix: sudo modprobe fuse" out
             """)
@@ -137,7 +141,7 @@ import Testing
             grep -q "container default (id " out
             pkill -9 -f "[-]-state-dir=\(root)/live.state "
             sleep 0.5
-            ! \(bin) doctor \(m) --store \(fixture.store) --state-dir \(root)/live.state > out
+            fails \(bin) doctor \(m) --store \(fixture.store) --state-dir \(root)/live.state > out
             grep -q "FAIL  mountpoint: \(m) is a dead mount" out
             """)
     }
@@ -151,14 +155,14 @@ import Testing
         try await fixture.sh("""
             echo kept > \(m)/uploaded.txt
             \(bin) sync \(m) --wait
-            ! \(bin) reset \(m) --state-dir \(state) 2> err
+            fails \(bin) reset \(m) --state-dir \(state) 2> err
             grep -q "in use by a running mount" err
             \(bin) pause \(m)
             echo pending > \(m)/notyet.txt
             # The daemon dies with the change not uploaded.
             pkill -9 -f "[-]-state-dir=\(state) "
             sleep 0.5
-            ! \(bin) reset \(m) --state-dir \(state) 2> err
+            fails \(bin) reset \(m) --state-dir \(state) 2> err
             grep -q "1 item(s) with changes not uploaded: /notyet.txt" err
             test -f \(state)/state.db
             """)
@@ -172,12 +176,12 @@ import Testing
             # Cached content that differs from what was recorded is not thrown away either.
             ino=$(sqlite3 \(state)/state.db "SELECT ino FROM item WHERE name = CAST('uploaded.txt' AS BLOB)")
             cp \(state)/cache/$ino saved && echo "written, never recorded" >> \(state)/cache/$ino
-            ! \(bin) reset \(m) --state-dir \(state) 2> err
+            fails \(bin) reset \(m) --state-dir \(state) 2> err
             grep -q "differs from what was recorded (a crash mid-write?): /uploaded.txt" err
             cp saved \(state)/cache/$ino
             # Not a ubiqfs state dir: nothing is touched.
             mkdir other && sqlite3 other/state.db "CREATE TABLE t(x)"
-            ! \(bin) reset \(m) --state-dir \(root)/other 2> err
+            fails \(bin) reset \(m) --state-dir \(root)/other 2> err
             grep -q "is not a ubiqfs state database" err
             test -f other/state.db
             \(bin) reset \(m) --state-dir \(state) --dry-run | grep -q "would remove from \(state): state.db, .*cache"

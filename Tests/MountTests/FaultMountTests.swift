@@ -18,10 +18,10 @@ import Testing
             \(bin) sync \(m) --wait
             \(bin) evict \(m)/keep.txt
             # The program that fills the disk is told so.
-            ! dd if=/dev/zero of=\(m)/big bs=1M count=100 2> err
+            fails dd if=/dev/zero of=\(m)/big bs=1M count=100 2> err
             grep -q "No space left on device" err
             # Reading a placeholder needs room too, and says so (never EIO or zeros).
-            ! cat \(m)/keep.txt > /dev/null 2> err
+            fails cat \(m)/keep.txt > /dev/null 2> err
             grep -q "No space left on device" err
             ls \(m) | grep -q big
             \(bin) status \(m) > /dev/null
@@ -51,7 +51,7 @@ import Testing
             pid=$(\(bin) status \(m) --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
             # Every pwrite of the daemon (cache files and SQLite) fails with EIO; FUSE replies use writev.
             fiu-ctrl -c 'enable name=posix/io/rw/pwrite,failinfo=5' "$pid"
-            ! sh -c 'echo new > \(m)/new.txt' 2> err
+            fails sh -c 'echo new > \(m)/new.txt' 2> err
             grep -q "Input/output error" err
             test "$(cat \(m)/keep.txt)" = keep
             fiu-ctrl -c 'disable name=posix/io/rw/pwrite' "$pid"
@@ -79,7 +79,7 @@ import Testing
             test "$(\(bin) faults \(m))" = "store faults: none"
             \(bin) faults \(m) hang,latency=10ms | grep -q "hang"
             \(bin) status \(m) | grep -q "store faults: *latency=10.*hang"
-            ! \(bin) faults \(m) explode 2> err
+            fails \(bin) faults \(m) explode 2> err
             grep -q "is not one of" err
             # A reader of the placeholder waits for the hung store; lifting the faults lets it through.
             cat \(m)/f.txt > out & reader=$!
@@ -88,7 +88,7 @@ import Testing
             \(bin) faults \(m) off
             wait $reader
             seq 1 1000 | cmp - out
-            ! \(bin) status \(m) | grep -q "store faults"
+            \(bin) status \(m) | fails grep -q "store faults"
             """)
     }
 

@@ -71,10 +71,16 @@ final class MountFixture {
         guard result.status == 0 else { throw FixtureError("unmount failed: \(result.error)") }
     }
 
+    /// `fails CMD ARGS...`: CMD must fail. A bare `! CMD` never stops a `set -e` script (bash
+    /// exempts inverted commands), so an assertion written that way could not fail.
+    /// No single quotes, so it can be embedded in a single-quoted `bash -c` script.
+    static let failsHelper = #"fails() { if "$@"; then echo "expected to fail: $*" >&2; return 1; fi; }"#
+
     /// Runs a bash script in `directory`; fails the test with its output if it fails.
+    /// The script may use `fails` (`failsHelper`).
     @discardableResult
     func sh(_ script: String, in directory: String? = nil, timeout: TimeInterval = 300, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
-        let result = try await Self.run(["bash", "-euo", "pipefail", "-c", script], directory: directory ?? root, timeout: timeout)
+        let result = try await Self.run(["bash", "-euo", "pipefail", "-c", Self.failsHelper + "\n" + script], directory: directory ?? root, timeout: timeout)
         if result.status != 0 {
             Issue.record("script failed (\(result.status)):\n\(script)\n--- stdout\n\(result.output)\n--- stderr\n\(result.error)", sourceLocation: sourceLocation)
             throw FixtureError("script failed")

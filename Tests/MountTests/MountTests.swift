@@ -74,18 +74,21 @@ import Testing
             setfattr -n user.color -v blue b.txt
             test "$(getfattr --only-values -n user.color b.txt)" = blue
             getfattr -d b.txt | grep -q user.color
-            setfattr -x user.color b.txt && ! getfattr -n user.color b.txt 2>/dev/null
+            setfattr -x user.color b.txt && fails getfattr -n user.color b.txt 2>/dev/null
             ln -s b.txt link && test "$(readlink link)" = b.txt && test "$(cat link)" = "$(cat b.txt)"
-            mkdir -p d1/d2 && rmdir d1/d2 && ! rmdir . 2>/dev/null
+            mkdir -p d1/d2 && rmdir d1/d2 && fails rmdir . 2>/dev/null
             # A folder's link count is 2 plus its subfolders (find and others rely on it).
             mkdir -p n/a n/b && touch n/f1 n/f2 n/f3 && test "$(stat -c %h n)" = 4
             rmdir n/a && test "$(stat -c %h n)" = 3 && rm -r n
             echo x > d1/f
-            ! rmdir d1 2> err && grep -q "Directory not empty" err
+            fails rmdir d1 2> err
+            grep -q "Directory not empty" err
             rm -r d1 && test ! -e d1
-            ! rm nothing-here 2> err && grep -q "No such file or directory" err
+            fails rm nothing-here 2> err
+            grep -q "No such file or directory" err
             mkdir dir && echo y > dir/y && mkdir dest && echo z > dest/z
-            ! mv -T dir dest 2> err && grep -q "Directory not empty" err
+            fails mv -T dir dest 2> err
+            grep -q "Directory not empty" err
             touch -d @100000000000 far.txt 2>/dev/null || true
             stat far.txt > /dev/null
             touch -d '1960-06-01 12:00:00.5' old.txt
@@ -106,7 +109,7 @@ import Testing
         // A file larger than the cache disk allows fails as it would there (EFBIG), not EIO.
         try await fixture.sh("""
             if ! truncate -s 999999999999999 native-probe 2> native-err; then
-                ! truncate -s 999999999999999 \(mnt)/f 2> err
+                fails truncate -s 999999999999999 \(mnt)/f 2> err
                 diff <(sed 's/.*: //' native-err) <(sed 's/.*: //' err)
             fi
             """)
@@ -126,7 +129,7 @@ import Testing
             if [ "$(id -u)" = 0 ]; then
                 mknod null c 1 3
                 test "$(stat -c '%F %t %T' null)" = "character special file 1 3"
-                ! cat null 2> /dev/null
+                fails cat null 2> /dev/null
             fi
             mv pipe renamed-pipe && rm sock
             \(MountFixture.binary) sync \(a) --wait
@@ -134,7 +137,7 @@ import Testing
         let b = try await fixture.mount("b")
         try await fixture.sh("""
             test -p renamed-pipe && test "$(stat -c %a renamed-pipe)" = 640
-            ! test -e sock
+            fails test -e sock
             if [ "$(id -u)" = 0 ]; then test "$(stat -c '%F %t %T' null)" = "character special file 1 3"; fi
             """, in: b)
     }
@@ -179,7 +182,7 @@ import Testing
             touch lockfile
             flock lockfile sleep 2 &
             sleep 0.5
-            ! flock -n lockfile true
+            fails flock -n lockfile true
             wait
             flock -n lockfile true
             python3 -c '
@@ -265,8 +268,10 @@ import Testing
             kill -9 "$pid"
             while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
             # What the kernel must ask the daemon fails; cached listings may still show.
-            ! stat -f \(a) 2> err && grep -q "Transport endpoint is not connected" err
-            ! cat \(a)/keep.bin > /dev/null 2> err && grep -q "Transport endpoint is not connected" err
+            fails stat -f \(a) 2> err
+            grep -q "Transport endpoint is not connected" err
+            fails cat \(a)/keep.bin > /dev/null 2> err
+            grep -q "Transport endpoint is not connected" err
             # One command recovers the dead mount, and says so.
             \(bin) mount \(a) --store \(fixture.store) --state-dir \(fixture.root)/a.state --device a --poll-interval 0.5 2> recovered
             grep -q "was a dead mount" recovered
@@ -307,7 +312,7 @@ import Testing
             # (or none, if it closes the fifo before the write: then the write fails, which is fine).
             { echo wrong > \(blocks)/\(block); } 2>/dev/null || true
             rm \(blocks)/\(block) && echo wrong > \(blocks)/\(block)
-            ! cat \(b)/slow.txt 2> err
+            fails cat \(b)/slow.txt 2> err
             grep -q "Input/output error" err
             test "$(getfattr --only-values -n user.ubiqfs.state \(b)/slow.txt)" = error
             getfattr --only-values -n user.ubiqfs.error \(b)/slow.txt | grep -q "does not match its hash"
@@ -330,7 +335,7 @@ import Testing
             wait_for() { for i in $(seq 1 150); do if eval "$1"; then return 0; fi; sleep 0.1; done; echo "timed out: $1" >&2; return 1; }
             test "$(state \(b)/folder/x.bin)" = placeholder
             test "$(getfattr --only-values -n user.ubiqfs.pinned \(b)/folder/x.bin)" = 0
-            ! getfattr -d -m - \(b)/folder/x.bin 2>/dev/null | grep -q ubiqfs
+            getfattr -d -m - \(b)/folder/x.bin 2>/dev/null | fails grep -q ubiqfs
 
             # Pinning a folder downloads what is inside, now and later.
             setfattr -n user.ubiqfs.pinned -v 1 \(b)/folder
@@ -345,7 +350,7 @@ import Testing
             test "$(state \(b)/outside.txt)" = placeholder
             mv \(b)/outside.txt \(b)/folder/outside.txt
             wait_for '[ "$(state \(b)/folder/outside.txt)" = local ]'
-            ! setfattr -n user.ubiqfs.evict -v 1 \(b)/folder/x.bin 2> err
+            fails setfattr -n user.ubiqfs.evict -v 1 \(b)/folder/x.bin 2> err
             grep -q "Operation not permitted" err
 
             # Unpinned, a folder evict turns everything back into placeholders; reading restores it.
@@ -361,7 +366,7 @@ import Testing
             \(bin) pause \(b)
             echo more >> \(b)/top.txt
             test "$(state \(b)/top.txt)" = pending
-            ! setfattr -n user.ubiqfs.evict -v 1 \(b)/top.txt 2> err
+            fails setfattr -n user.ubiqfs.evict -v 1 \(b)/top.txt 2> err
             grep -q "Device or resource busy" err
             test "$(cat \(b)/top.txt)" = "$(printf 'top\nmore')"
             \(bin) resume \(b) && \(bin) sync \(b) --wait
@@ -380,7 +385,7 @@ import Testing
             \(bin) download \(b)/folder | tail -1 | grep -q "100%"
             test "$(state \(b)/folder/later.bin)" = local
             cmp later.bin \(b)/folder/later.bin
-            ! setfattr -n user.ubiqfs.state -v x \(b)/top.txt 2>/dev/null
+            fails setfattr -n user.ubiqfs.state -v x \(b)/top.txt 2>/dev/null
             """)
     }
 
@@ -456,7 +461,7 @@ import Testing
             \(bin) pause \(a)
             \(bin) status \(a) | grep -q paused
             echo queued > \(a)/queued.txt
-            ! \(bin) sync \(a) --wait 2>/dev/null
+            fails \(bin) sync \(a) --wait 2>/dev/null
             \(bin) status \(a) | grep -q 'pending uploads: 1'
             \(bin) resume \(a)
             \(bin) sync \(a) --wait

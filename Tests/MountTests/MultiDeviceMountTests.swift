@@ -189,7 +189,7 @@ import Testing
             \(bin) sync --wait \(b)
             waitfor '[ "$(cat \(a)/essay.txt)" = first ]'
             test "$(\(bin) versions \(a)/essay.txt | grep -c '^[0-9]')" = 3
-            ! \(bin) restore \(a)/essay.txt --version 999999 2>err.txt
+            fails \(bin) restore \(a)/essay.txt --version 999999 2>err.txt
             grep -q 'no version 999999' err.txt
             """)
     }
@@ -205,9 +205,9 @@ import Testing
             waitfor '[ -e \(b)/remote.txt ]'
             # The store's disk goes away.
             mv \(fixture.store) \(fixture.store).away
-            ! \(bin) sync --wait \(b) 2>/dev/null
+            fails \(bin) sync --wait \(b) 2>/dev/null
             \(bin) status \(b) | grep -q offline
-            ! cat \(b)/remote.txt 2>err.txt
+            fails cat \(b)/remote.txt 2>err.txt
             grep -q 'Network is unreachable' err.txt
             # Local work goes on, nothing disappears.
             echo "written offline" > \(b)/offline.txt

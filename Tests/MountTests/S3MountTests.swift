@@ -26,8 +26,8 @@ import Testing
             echo "edited on b" > \(b)/docs/note.txt && \(bin) sync --wait \(b)
             waitfor '[ "$(cat \(a)/docs/note.txt)" = "edited on b" ]'
             # No secret in what the daemon shows or logs.
-            ! grep -rq '\(SeaweedServer.secretKey)' \(fixture.root)/a.state/ubiqfs.log
-            ! \(bin) status \(a) --json | grep -q '\(SeaweedServer.secretKey)'
+            fails grep -rq '\(SeaweedServer.secretKey)' \(fixture.root)/a.state/ubiqfs.log
+            \(bin) status \(a) --json | fails grep -q '\(SeaweedServer.secretKey)'
             """)
     }
 
@@ -63,13 +63,13 @@ import Testing
             trap 'kill $server 2>/dev/null || true' EXIT
             for _ in $(seq 1 100); do (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
             export AWS_ACCESS_KEY_ID=AKEY AWS_SECRET_ACCESS_KEY=SKEY AWS_REGION=us-east-1 AWS_ENDPOINT_URL=http://127.0.0.1:$port
-            ! \(MountFixture.binary) doctor m --store s3://bucket/team --state-dir d.state --timeout 10 > out
+            fails \(MountFixture.binary) doctor m --store s3://bucket/team --state-dir d.state --timeout 10 > out
             grep -q "ok    store: s3://bucket/team/default at http://127.0.0.1:$port is reachable" out
             grep -q "FAIL  conditional writes: http://127.0.0.1:$port does not honour conditional writes" out
             grep -q "fix: use a service that honours If-None-Match" out
-            ! \(MountFixture.binary) mount m --store s3://bucket/team --state-dir d.state 2> err
+            fails \(MountFixture.binary) mount m --store s3://bucket/team --state-dir d.state 2> err
             grep -q "does not honour conditional writes" err
-            ! grep -q " \(fixture.root)/m " /proc/mounts
+            fails grep -q " \(fixture.root)/m " /proc/mounts
             """)
     }
 

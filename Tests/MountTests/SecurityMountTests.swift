@@ -13,10 +13,10 @@ import Testing
         try await fixture.sh("""
             chmod 755 \(fixture.root)
             grep " \(m) " /proc/mounts | grep -q default_permissions
-            ! grep " \(m) " /proc/mounts | grep -q allow_other
+            grep " \(m) " /proc/mounts | fails grep -q allow_other
             # Without --allow-other even a world-readable file is out of reach for others.
             echo public > \(m)/public.txt && chmod 644 \(m)/public.txt
-            ! su nobody -s /bin/sh -c 'cat \(m)/public.txt' 2>/dev/null
+            fails su nobody -s /bin/sh -c 'cat \(m)/public.txt' 2>/dev/null
             """)
         try await fixture.unmount(m)
         let shared = try await fixture.mount("m", extra: ["--allow-other"])
@@ -25,10 +25,10 @@ import Testing
             test "$(su nobody -s /bin/sh -c 'cat \(shared)/public.txt')" = public
             # The kernel checks each item's mode and owner (default_permissions).
             echo secret > \(shared)/secret.txt && chmod 600 \(shared)/secret.txt
-            ! su nobody -s /bin/sh -c 'cat \(shared)/secret.txt' 2>/dev/null
-            ! su nobody -s /bin/sh -c 'echo x > \(shared)/public.txt' 2>/dev/null
-            ! su nobody -s /bin/sh -c 'touch \(shared)/new.txt' 2>/dev/null
-            ! su nobody -s /bin/sh -c 'rm \(shared)/public.txt' 2>/dev/null
+            fails su nobody -s /bin/sh -c 'cat \(shared)/secret.txt' 2>/dev/null
+            fails su nobody -s /bin/sh -c 'echo x > \(shared)/public.txt' 2>/dev/null
+            fails su nobody -s /bin/sh -c 'touch \(shared)/new.txt' 2>/dev/null
+            fails su nobody -s /bin/sh -c 'rm \(shared)/public.txt' 2>/dev/null
             test "$(cat \(shared)/public.txt)" = public
             """)
     }
@@ -40,13 +40,13 @@ import Testing
         try await fixture.sh("""
             echo hi > \(m)/f
             for name in trusted.x security.x system.x; do
-                ! setfattr -n $name -v 1 \(m)/f 2> err
+                fails setfattr -n $name -v 1 \(m)/f 2> err
                 grep -q "Operation not supported" err
             done
             # Reading them says "not supported" too (not "no such attribute"): ls -l and cp -a
             # then stop asking for SELinux labels and ACLs file after file.
             for name in security.selinux system.posix_acl_access trusted.x; do
-                ! getfattr -n $name \(m)/f 2> err
+                fails getfattr -n $name \(m)/f 2> err
                 grep -q "Operation not supported" err
             done
             setfattr -n user.x -v 1 \(m)/f
