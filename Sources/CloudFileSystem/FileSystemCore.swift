@@ -88,6 +88,12 @@ public final class FileSystemCore: Sendable {
         do { return try metadata.read(body) } catch { throw Self.wrap(error) }
     }
 
+    /// Statements without a common snapshot: for reads under a lease that keeps what they
+    /// read from changing, or of one statement.
+    func readUnisolated<T>(_ body: (Database) throws -> T) throws(FileSystemError) -> T {
+        do { return try metadata.readUnisolated(body) } catch { throw Self.wrap(error) }
+    }
+
     /// `freeing`: the change frees space (a delete, a truncate, an eviction), so on a full
     /// disk it may spend the state disk's reserve: freeing space must work when it is needed.
     private func write<T>(freeing: Bool = false, _ body: (Database) throws -> T) throws(FileSystemError) -> T {
@@ -128,9 +134,7 @@ public final class FileSystemCore: Sendable {
     }
 
     func row(_ ino: Int64) throws(FileSystemError) -> ItemRow {
-        let found: ItemRow?
-        do { found = try metadata.readStatement { db in try ItemRow.find(ino: ino, db) } } catch { throw Self.wrap(error) }
-        guard let row = found else {
+        guard let row = try readUnisolated({ db in try ItemRow.find(ino: ino, db) }) else {
             throw FileSystemError(.notFound, "no inode \(ino)")
         }
         return row
@@ -164,7 +168,7 @@ public final class FileSystemCore: Sendable {
                 blocks = status.blocks
             }
         case .directory:
-            let subfolders = try read { db in try ItemRow.subfolderCount(row.inode, db) }
+            let subfolders = try readUnisolated { db in try ItemRow.subfolderCount(row.inode, db) }
             nlink = UInt32(2 + subfolders)
             size = 4096
         case .symlink:
@@ -192,7 +196,7 @@ public final class FileSystemCore: Sendable {
     public func lookup(parent: Int64, name: [UInt8]) throws(FileSystemError) -> ItemAttributes {
         if name.count > ItemName.maxLength { throw FileSystemError(.nameTooLong) }
         return try withLeases([(parent, .shared)], "lookup") { () throws(FileSystemError) in
-            let child = try read { db -> ItemRow? in
+            let child = try readUnisolated { db -> ItemRow? in
                 _ = try Self.liveDirectory(parent, db)
                 return try ItemRow.child(of: parent, named: ByteString(name), db)
             }
@@ -258,10 +262,8 @@ public final class FileSystemCore: Sendable {
                 row.rdev = rdev.map { Int64(bitPattern: $0) }
                 row.markChanged(kind == .file ? [.metadata, .content] : .metadata, now: now)
                 try row.insert(db)
-                var parentRow = folder
-                parentRow.mtime = now
-                parentRow.ctime = now
-                try parentRow.update(db)
+                // Only the times: a whole-row update would rewrite the folder's index entries too.
+                try db.cachedStatement(sql: "UPDATE item SET mtime = ?, ctime = ? WHERE ino = ?").execute(arguments: [now, now, parent])
                 return row
             }
             if kind == .file {
@@ -320,7 +322,7 @@ public final class FileSystemCore: Sendable {
 
     public func unlink(parent: Int64, name: [UInt8], directory: Bool) throws(FileSystemError) {
         let itemName = ByteString(name)
-        let victim = try read { db in try ItemRow.child(of: parent, named: itemName, db) }
+        let victim = try readUnisolated { db in try ItemRow.child(of: parent, named: itemName, db) }
         guard let victim else { throw FileSystemError(.notFound) }
         let removedPath = watchedPath(victim.inode)
         try withLeases([(parent, .exclusive), (victim.inode, .exclusive)], "remove") { () throws(FileSystemError) in
@@ -737,9 +739,9 @@ public final class FileSystemCore: Sendable {
         guard let key = Self.userXattrKey(name) else { throw Self.unstoredXattr(name) }
         if key.hasPrefix("user.ubiqfs.") { return try statusXattr(ino, key) }
         return try withLeases([(ino, .shared)], "getxattr") { () throws(FileSystemError) in
-            let value: Data?
-            do { value = try metadata.readStatement { db in try StoredXattrs.value(of: ino, named: key, db) } } catch { throw Self.wrap(error) }
-            guard let value else { throw FileSystemError(.noAttribute) }
+            guard let value = try readUnisolated({ db in try StoredXattrs.value(of: ino, named: key, db) }) else {
+                throw FileSystemError(.noAttribute)
+            }
             return Array(value)
         }
     }

@@ -3,16 +3,18 @@ import GRDB
 import ItemModel
 
 /// This device's state (`state.db`): items, the journal cursor and the device identity.
-/// One `Sendable` facade owns the GRDB pool; reads run concurrently on libfuse threads,
-/// writes are serialised by SQLite. WAL with synchronous=NORMAL for ordinary changes;
-/// `durableWrite` switches to FULL for the fsync path (WAL+NORMAL was seen to lose
-/// committed transactions on power loss).
+/// One `Sendable` facade owns the GRDB pool; synchronous reads run concurrently on
+/// libfuse threads through `ReaderConnections`, writes are serialised by SQLite. WAL with
+/// synchronous=NORMAL for ordinary changes; `durableWrite` switches to FULL for the fsync
+/// path (WAL+NORMAL was seen to lose committed transactions on power loss).
 public final class MetadataStore: Sendable {
     public let pool: DatabasePool
     public let path: String
+    private let readers: ReaderConnections
 
     public init(path: String) throws(MetadataError) {
         self.path = path
+        readers = ReaderConnections(path: path)
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
@@ -127,15 +129,16 @@ public final class MetadataStore: Sendable {
         return migrator
     }
 
+    /// A read whose statements all see one snapshot.
     public func read<T>(_ body: (Database) throws -> T) throws(MetadataError) -> T {
-        do { return try pool.read(body) } catch { throw Self.wrap(error) }
+        do { return try readers.isolated(body) } catch { throw Self.wrap(error) }
     }
 
-    /// For a body of one statement: SQLite runs each statement on a consistent snapshot,
-    /// so it needs no transaction. Saves a BEGIN and a COMMIT on the hottest read (an item
-    /// by inode, for every getxattr, open and setattr).
-    public func readStatement<T>(_ body: (Database) throws -> T) throws(MetadataError) -> T {
-        do { return try pool.unsafeRead(body) } catch { throw Self.wrap(error) }
+    /// A read with no snapshot across statements: each statement sees a consistent state
+    /// of its own. For one statement, or where the caller's leases keep what it reads from
+    /// changing; saves a BEGIN and a COMMIT on the hottest reads (lookup, getattr).
+    public func readUnisolated<T>(_ body: (Database) throws -> T) throws(MetadataError) -> T {
+        do { return try readers.unisolated(body) } catch { throw Self.wrap(error) }
     }
 
     public func write<T>(_ body: (Database) throws -> T) throws(MetadataError) -> T {

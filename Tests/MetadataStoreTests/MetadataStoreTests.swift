@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 import ItemModel
 @testable import MetadataStore
@@ -159,5 +160,107 @@ import ItemModel
             let plan = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT count(*) FROM item WHERE parent = ? AND deleted = 0 AND kind = 'directory'", arguments: [folder.inode])
             #expect(plan.map { $0["detail"] as String }.joined().contains("INDEX item_subfolders"))
         }
+    }
+
+    /// Rows are read by column position and written by hand: every column must survive both,
+    /// NULLs and empty blobs included, and read the same as GRDB's by-name decoding.
+    @Test func rowsRoundTripThroughTheHandWrittenStatements() throws {
+        let store = try makeStore()
+        var full = file("full \u{1}")
+        full.target = Data([0, 1, 2])
+        full.blocks = Data("[]".utf8)
+        full.pinned = true
+        full.rdev = -5
+        full.size = 1 << 40
+        full.mtime = -3
+        full.ctime = 7
+        full.atime = 9
+        full.mode = 0o7777
+        full.uid = 4_000_000_000
+        full.gid = 12
+        full.content = ContentState.local.rawValue
+        full.baseSeq = 42
+        full.dirty = 3
+        full.changeGen = 8
+        var bare = file("")
+        bare.name = Data()
+        var numbered = file("numbered")
+        numbered.ino = 1_000
+        try store.write { db in
+            try full.insert(db)
+            try bare.insert(db)
+            try numbered.insert(db)
+        }
+        #expect(numbered.inode == 1_000)
+        for row in [full, bare, numbered] {
+            try store.read { db throws in
+                #expect(try ItemRow.find(ino: row.inode, db) == row)
+                #expect(try ItemRow.find(id: row.itemID, db) == row)
+                #expect(try ItemRow.child(of: ItemRow.rootIno, named: row.itemName, db) == row)
+                #expect(try ItemRow.fetchOne(db, sql: "SELECT * FROM item WHERE ino = ?", arguments: [row.inode]) == row)
+            }
+        }
+        #expect(try store.read { db in try ItemRow.children(of: ItemRow.rootIno, after: 0, limit: 10, db) } == [full, bare, numbered])
+
+        var changed = full
+        changed.parent = nil
+        changed.target = nil
+        changed.pinned = false
+        changed.deleted = true
+        changed.itemName = ByteString("renamed")
+        try store.write { db in try changed.update(db) }
+        #expect(try store.readUnisolated { db in try ItemRow.find(ino: full.inode, db) } == changed)
+
+        var missing = file("missing")
+        missing.ino = 99_999
+        #expect(throws: MetadataError.self) { try store.write { db in try missing.update(db) } }
+    }
+
+    /// `read` sees one snapshot for its whole body; `readUnisolated` sees each statement's
+    /// own, so it sees a write committed between two of its statements.
+    @Test func readsSeeSnapshotsAsDocumented() throws {
+        let store = try makeStore()
+        func count(_ db: Database) throws -> Int { try Int.fetchOne(db, sql: "SELECT count(*) FROM item") ?? 0 }
+        var added = 0
+        let isolated = try store.read { db in
+            let before = try count(db)
+            try store.write { db in
+                var row = file("during read \(added)")
+                try row.insert(db)
+            }
+            added += 1
+            return (before, try count(db))
+        }
+        #expect(isolated.0 == isolated.1)
+        let unisolated = try store.readUnisolated { db in
+            let before = try count(db)
+            try store.write { db in
+                var row = file("during unisolated read")
+                try row.insert(db)
+            }
+            return (before, try count(db))
+        }
+        #expect(unisolated.1 == unisolated.0 + 1)
+        #expect(try store.read(count) == unisolated.1)
+    }
+
+    /// Reader connections are shared by threads and reused; many at once all get answers.
+    @Test func concurrentReadersAllSeeTheCommittedRows() throws {
+        let store = try makeStore()
+        let inos = try store.write { db -> [Int64] in
+            try (0..<50).map { index in
+                var row = file("r\(index)")
+                try row.insert(db)
+                return row.inode
+            }
+        }
+        let found = Mutex<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: 400) { index in
+            let ino = inos[index % inos.count]
+            if (try? store.readUnisolated({ db in try ItemRow.find(ino: ino, db) })) != nil {
+                found.withLock { $0 += 1 }
+            }
+        }
+        #expect(found.withLock { $0 } == 400)
     }
 }
