@@ -3,6 +3,7 @@ import ContainerStore
 import Foundation
 import ItemModel
 import Logging
+import MetadataStore
 import Testing
 
 /// Store faults a device must survive without losing or doubling anything.
@@ -117,6 +118,50 @@ import Testing
         #expect(try await other.tree().isEmpty)
         await restarted.shutdown()
         await other.shutdown()
+    }
+
+    /// Startup puts the database and the cache folder back in agreement, in one pass over
+    /// the items: a clean file whose cache file is gone becomes a placeholder, a changed one
+    /// whose content never reached the disk becomes empty (and is reported), cache files of
+    /// no item go, whatever their place in inode order, and a second spelling of a real
+    /// inode's name ("007") never takes the real one with it.
+    @Test func startupReconcilesTheCacheFolderWithTheItems() async throws {
+        let store = InMemoryStore()
+        let link = FaultyStore(store, faults: StoreFaults())
+        let a = try await TestDevice(store: link, name: "a")
+        try await a.write("clean.txt", "pushed")
+        try await a.write("kept.txt", "stays")
+        try await a.sync()
+        // Not pushed before the "crash".
+        link.faults = try StoreFaults(parsing: "errors=1")
+        try await a.write("changed.txt", "never fsynced")
+        let clean = try #require(a.inode("clean.txt"))
+        let kept = try #require(a.inode("kept.txt"))
+        let changed = try #require(a.inode("changed.txt"))
+        await a.shutdown()
+        unlink(a.cache.path(for: clean))
+        unlink(a.cache.path(for: changed))
+        let folder = (a.cache.path(for: kept) as NSString).deletingLastPathComponent
+        let strays = [folder + "/0", folder + "/\(kept + 1_000_000)", folder + "/\(changed + 500)"]
+        for path in strays + [folder + "/00\(kept)"] {
+            #expect(FileManager.default.createFile(atPath: path, contents: Data("stray".utf8)))
+        }
+
+        try StateReconciler.reconcile(metadata: a.metadata, cache: a.cache, logger: Logger(label: "test"))
+
+        let rows = try await a.metadata.read { db in
+            (try ItemRow.find(ino: clean, db), try ItemRow.find(ino: changed, db), try ItemRow.find(ino: kept, db))
+        }
+        #expect(rows.0?.contentState == .placeholder)
+        #expect(rows.1?.contentState == .local)
+        #expect(a.cache.status(changed)?.size == 0)
+        #expect(rows.2?.contentState == .local)
+        #expect(a.cache.status(kept)?.size == 5)
+        for path in strays { #expect(!FileManager.default.fileExists(atPath: path)) }
+
+        let restarted = try await TestDevice(store: store, name: "a", stateDir: a.stateDir)
+        #expect(try await restarted.tree() == ["clean.txt": "pushed", "kept.txt": "stays", "changed.txt": ""])
+        await restarted.shutdown()
     }
 
     static func records(in store: InMemoryStore) async throws -> Int {
