@@ -7,8 +7,8 @@ import SyncEngine
 /// handles, lookup counts, write generations. One Mutex, held only for map updates
 /// (a leaf in the lock order: nothing else is taken while it is held).
 public final class HandleTable: LocalActivity {
+    /// An inode in use beyond the kernel's lookups: open, written, replaced or unlinked.
     struct Live {
-        var lookups: UInt64 = 0
         var openCount = 0
         var writers = 0
         var writeGeneration: UInt64 = 0
@@ -22,12 +22,16 @@ public final class HandleTable: LocalActivity {
         var unlinked = false
 
         var isIdle: Bool {
-            lookups == 0 && openCount == 0 && !contentReplaced && !unlinked && !markedDirty
+            openCount == 0 && !contentReplaced && !unlinked && !markedDirty
         }
     }
 
     private struct State {
         var live: [Int64: Live] = [:]
+        /// The kernel's lookup count of every inode it holds, apart from `live`: it holds
+        /// every item a program has looked at, and a 48-byte `Live` each made a stat of
+        /// 100,000 items cost 15 MB.
+        var lookups: [Int64: UInt64] = [:]
         var files: [UInt64: OpenFile] = [:]
         var nextHandle: UInt64 = 1
         /// When each item was last opened (nanoseconds): the cache budget evicts the oldest first.
@@ -54,16 +58,19 @@ public final class HandleTable: LocalActivity {
     // MARK: Lookups
 
     func addLookup(_ ino: Int64) {
-        update(ino) { $0.lookups += 1 }
+        state.withLock { $0.lookups[ino, default: 0] += 1 }
     }
 
     /// Returns true when the inode is no longer used and was unlinked here (purge it now).
     func forget(_ ino: Int64, _ count: UInt64) -> Bool {
-        update(ino) { live in
-            live.lookups -= min(live.lookups, count)
-            let purge = live.unlinked && live.lookups == 0 && live.openCount == 0
-            if purge { live.unlinked = false }
-            return purge
+        state.withLock { state in
+            let held = state.lookups[ino] ?? 0
+            let left = held - min(held, count)
+            if left == 0 { state.lookups.removeValue(forKey: ino) } else { state.lookups[ino] = left }
+            guard left == 0, var live = state.live[ino], live.unlinked, live.openCount == 0 else { return false }
+            live.unlinked = false
+            if live.isIdle { state.live.removeValue(forKey: ino) } else { state.live[ino] = live }
+            return true
         }
     }
 
@@ -105,7 +112,7 @@ public final class HandleTable: LocalActivity {
                 live.writers -= 1
                 lastWriter = live.writers == 0
             }
-            let purge = live.unlinked && live.lookups == 0 && live.openCount == 0
+            let purge = live.unlinked && state.lookups[file.ino] == nil && live.openCount == 0
             if purge { live.unlinked = false }
             if live.isIdle { state.live.removeValue(forKey: file.ino) } else { state.live[file.ino] = live }
             return (file, lastWriter, purge)
@@ -188,6 +195,6 @@ public final class HandleTable: LocalActivity {
     }
 
     public func isReferenced(_ ino: Int64) -> Bool {
-        peek(ino) { $0.lookups > 0 || $0.openCount > 0 }
+        state.withLock { $0.lookups[ino] != nil || ($0.live[ino]?.openCount ?? 0) > 0 }
     }
 }

@@ -1,0 +1,63 @@
+@testable import CloudFileSystem
+import Foundation
+import Testing
+
+/// The kernel's lookups and the open handles decide when an unlinked item's content and
+/// row may go: only when neither holds it any more, whichever ends last.
+@Suite struct HandleTableTests {
+    func openNull(_ table: HandleTable, _ ino: Int64, writable: Bool = false) -> UInt64 {
+        let fd = open("/dev/null", writable ? O_WRONLY : O_RDONLY)
+        return table.open(OpenFile(ino: ino, fd: fd, writable: writable, append: false)).handle
+    }
+
+    @Test func anUnlinkedItemIsPurgedWhenTheLastLookupIsForgotten() {
+        let table = HandleTable()
+        table.addLookup(7)
+        table.addLookup(7)
+        table.markUnlinked(7)
+        #expect(table.isReferenced(7))
+        #expect(!table.forget(7, 1))
+        #expect(table.isReferenced(7))
+        #expect(table.forget(7, 1))
+        #expect(!table.isReferenced(7))
+        // Forgetting more than was looked up (the kernel's count is the truth) is not an error.
+        #expect(!table.forget(7, 5))
+    }
+
+    @Test func anUnlinkedOpenItemIsPurgedAtTheLaterOfCloseAndForget() throws {
+        let table = HandleTable()
+        table.addLookup(8)
+        let handle = openNull(table, 8, writable: true)
+        table.markUnlinked(8)
+        #expect(!table.forget(8, 1))
+        #expect(table.isReferenced(8))
+        let closed = try #require(table.close(handle))
+        #expect(closed.lastWriter)
+        #expect(closed.purge)
+        #expect(!table.isReferenced(8))
+
+        table.addLookup(9)
+        let other = openNull(table, 9)
+        table.markUnlinked(9)
+        #expect(table.close(other)?.purge == false)
+        #expect(table.isReferenced(9))
+        #expect(table.forget(9, 1))
+    }
+
+    /// Lookups alone keep no per-inode record: a write generation survives only while the
+    /// item is open or has a change not yet committed.
+    @Test func writeGenerationsLastWhileAChangeIsPending() throws {
+        let table = HandleTable()
+        table.addLookup(10)
+        let handle = openNull(table, 10, writable: true)
+        #expect(table.noteWrite(10))
+        #expect(!table.noteWrite(10))
+        let generation = table.writeGeneration(10)
+        #expect(generation == 2)
+        _ = table.close(handle)
+        #expect(table.writeGeneration(10) == generation)
+        #expect(table.commitContent(10, generation: generation))
+        #expect(table.writeGeneration(10) == 0)
+        #expect(table.isReferenced(10))
+    }
+}
