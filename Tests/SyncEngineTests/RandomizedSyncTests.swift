@@ -32,7 +32,8 @@ import Testing
 /// - convergence: the same paths, item ids, kinds, modes, user xattrs, symlink targets,
 ///   sizes and committed blocks; local content equal to the content read on one device;
 /// - no lost writes: the content of every file a device wrote since its last sync (and
-///   still had when it synced) is in the tree, at its path or as a conflict copy;
+///   still had when it synced, if it differs from the committed content) is in the tree,
+///   at its path or as a conflict copy;
 /// - conflict copies: exactly the number the model predicts (see `expectedCopies`);
 /// - a second sync transfers nothing: no store writes, no block reads, one journal read
 ///   per device (and the checkpoint listing while the journal is empty), no new journal
@@ -619,10 +620,16 @@ private final class SoakBatch {
     // MARK: The model
 
     /// The content of every file this device wrote since its last sync and still has.
+    /// A write that left a committed file's content as it was committed (a truncate of an
+    /// empty file) is no edit: a concurrent real edit elsewhere may replace it, no copy kept.
     private func writtenContent(_ index: Int) throws -> [(content: String, origin: String)] {
         let device = devices[index]
-        return try entries(device).filter { $0.kind == .file && models[index].writtenInodes.contains($0.ino) }.map { entry in
+        let info = device.engine.info
+        let rows = try device.metadata.read { db in try ItemRow.fetchAll(db) }
+        let byIno = Dictionary(uniqueKeysWithValues: rows.map { ($0.inode, $0) })
+        return try entries(device).filter { $0.kind == .file && models[index].writtenInodes.contains($0.ino) }.compactMap { entry in
             let bytes = try #require(FileManager.default.contents(atPath: device.cache.path(for: entry.ino)), "\(device.name):\(entry.path) written but has no cache file")
+            if let row = byIno[entry.ino], row.baseSeq > 0, Self.blocks(Array(bytes), info: info) == row.blockList { return nil }
             return (String(decoding: bytes, as: UTF8.self), "\(device.name):\(entry.path) (written by round \(round))")
         }
     }
