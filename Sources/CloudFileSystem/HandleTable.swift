@@ -36,19 +36,22 @@ public final class HandleTable: LocalActivity {
         var nextHandle: UInt64 = 1
         /// When each item was last opened (nanoseconds): the cache budget evicts the oldest first.
         var lastUse: [Int64: Int64] = [:]
+
+        /// Changes an inode's entry, and drops it when that leaves it idle.
+        mutating func update<T: Sendable>(_ ino: Int64, _ body: (inout Live) -> T) -> T {
+            var entry = live[ino] ?? Live()
+            let result = body(&entry)
+            if entry.isIdle { live.removeValue(forKey: ino) } else { live[ino] = entry }
+            return result
+        }
     }
 
     private let state = Mutex(State())
 
     public init() {}
 
-    private func update<T>(_ ino: Int64, _ body: (inout Live) -> T) -> T {
-        state.withLock { state in
-            var live = state.live[ino] ?? Live()
-            let result = body(&live)
-            if live.isIdle { state.live.removeValue(forKey: ino) } else { state.live[ino] = live }
-            return result
-        }
+    private func update<T: Sendable>(_ ino: Int64, _ body: (inout Live) -> T) -> T {
+        state.withLock { $0.update(ino, body) }
     }
 
     private func peek<T>(_ ino: Int64, _ body: (Live) -> T) -> T {
@@ -67,10 +70,12 @@ public final class HandleTable: LocalActivity {
             let held = state.lookups[ino] ?? 0
             let left = held - min(held, count)
             if left == 0 { state.lookups.removeValue(forKey: ino) } else { state.lookups[ino] = left }
-            guard left == 0, var live = state.live[ino], live.unlinked, live.openCount == 0 else { return false }
-            live.unlinked = false
-            if live.isIdle { state.live.removeValue(forKey: ino) } else { state.live[ino] = live }
-            return true
+            guard left == 0 else { return false }
+            return state.update(ino) { live in
+                let purge = live.unlinked && live.openCount == 0
+                if purge { live.unlinked = false }
+                return purge
+            }
         }
     }
 
@@ -105,17 +110,18 @@ public final class HandleTable: LocalActivity {
     func close(_ handle: UInt64) -> (file: OpenFile, lastWriter: Bool, purge: Bool)? {
         let result: (OpenFile, Bool, Bool)? = state.withLock { state in
             guard let file = state.files.removeValue(forKey: handle) else { return nil }
-            var live = state.live[file.ino] ?? Live()
-            live.openCount -= 1
-            var lastWriter = false
-            if file.writable {
-                live.writers -= 1
-                lastWriter = live.writers == 0
+            let lookedUp = state.lookups[file.ino] != nil
+            return state.update(file.ino) { live in
+                live.openCount -= 1
+                var lastWriter = false
+                if file.writable {
+                    live.writers -= 1
+                    lastWriter = live.writers == 0
+                }
+                let purge = live.unlinked && !lookedUp && live.openCount == 0
+                if purge { live.unlinked = false }
+                return (file, lastWriter, purge)
             }
-            let purge = live.unlinked && state.lookups[file.ino] == nil && live.openCount == 0
-            if purge { live.unlinked = false }
-            if live.isIdle { state.live.removeValue(forKey: file.ino) } else { state.live[file.ino] = live }
-            return (file, lastWriter, purge)
         }
         if let result { Glibc.close(result.0.fd) }
         return result

@@ -140,24 +140,20 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
     // MARK: Writing, by hand like the reads: GRDB's Codable persistence built each statement
     // anew from an encoded dictionary (30 µs of a create's 150 µs transaction).
 
-    private static let written = "id, parent, name, kind, mode, uid, gid, size, mtime, ctime, atime, target, blocks, content, baseSeq, dirty, deleted, changeGen, pinned, rdev"
-    private static let insertSQL = "INSERT INTO item (\(written)) VALUES (\(Array(repeating: "?", count: 20).joined(separator: ", ")))"
-    private static let insertWithInoSQL = "INSERT INTO item (ino, \(written)) VALUES (\(Array(repeating: "?", count: 21).joined(separator: ", ")))"
-    private static let updateSQL = "UPDATE item SET \(written.split(separator: ", ").map { "\($0) = ?" }.joined(separator: ", ")) WHERE ino = ?"
+    /// The stored columns after `ino`, in the order of `writtenValues`; `ItemRowColumns`
+    /// reads `ino` and then these.
+    static let columns = "id, parent, name, kind, mode, uid, gid, size, mtime, ctime, atime, target, blocks, content, baseSeq, dirty, deleted, changeGen, pinned, rdev"
+    private static let insertSQL = "INSERT INTO item (ino, \(columns)) VALUES (\(Array(repeating: "?", count: 21).joined(separator: ", ")))"
+    private static let updateSQL = "UPDATE item SET \(columns.split(separator: ", ").map { "\($0) = ?" }.joined(separator: ", ")) WHERE ino = ?"
 
-    /// The columns of `written`, in order.
     private var writtenValues: [(any DatabaseValueConvertible)?] {
         [id, parent, name, kind, mode, uid, gid, size, mtime, ctime, atime, target, blocks, content, baseSeq, dirty, deleted, changeGen, pinned, rdev]
     }
 
-    /// Inserts the row; without an `ino` it gets the next one.
+    /// Inserts the row; without an `ino` (NULL for SQLite) it gets the next one.
     public mutating func insert(_ db: Database) throws {
-        if let ino {
-            try db.cachedStatement(sql: Self.insertWithInoSQL).execute(arguments: StatementArguments([ino] + writtenValues))
-        } else {
-            try db.cachedStatement(sql: Self.insertSQL).execute(arguments: StatementArguments(writtenValues))
-            ino = db.lastInsertedRowID
-        }
+        try db.cachedStatement(sql: Self.insertSQL).execute(arguments: StatementArguments([ino] + writtenValues))
+        ino = db.lastInsertedRowID
     }
 
     /// Writes every column of the row with this `ino`; throws `RecordError.recordNotFound`

@@ -7,7 +7,7 @@ import GRDB
 /// getattr's 27). Only for statements that select `ItemRowColumns.list`, in that order.
 struct ItemRowColumns: DatabaseValueConvertible, StatementColumnConvertible {
     /// The columns, in the order `init(sqliteStatement:index:)` reads them.
-    static let list = "ino, id, parent, name, kind, mode, uid, gid, size, mtime, ctime, atime, target, blocks, content, baseSeq, dirty, deleted, changeGen, pinned, rdev"
+    static let list = "ino, \(ItemRow.columns)"
 
     let row: ItemRow
 

@@ -15,6 +15,17 @@ import ItemModel
         ItemRow(id: .random(), parent: parent, name: ByteString(name), kind: .file, mode: 0o644, uid: 0, gid: 0, size: 0, mtime: 1)
     }
 
+    /// Files named PREFIX0, PREFIX1... in the root; their inodes.
+    func insertFiles(_ count: Int, named prefix: String, into store: MetadataStore) throws -> [Int64] {
+        try store.write { db in
+            try (0..<count).map { index in
+                var row = file("\(prefix)\(index)")
+                try row.insert(db)
+                return row.inode
+            }
+        }
+    }
+
     @Test func rootExistsWithInodeOne() throws {
         let store = try makeStore()
         let root = try store.read { db in try ItemRow.find(ino: ItemRow.rootIno, db) }
@@ -53,13 +64,7 @@ import ItemModel
 
     @Test func childrenComeInInodeOrderAfterAnOffset() throws {
         let store = try makeStore()
-        let inos = try store.write { db -> [Int64] in
-            try (0..<10).map { index in
-                var row = file("f\(index)")
-                try row.insert(db)
-                return row.inode
-            }
-        }
+        let inos = try insertFiles(10, named: "f", into: store)
         let page = try store.read { db in try ItemRow.children(of: ItemRow.rootIno, after: inos[3], limit: 4, db) }
         #expect(page.map(\.inode) == Array(inos[4..<8]))
     }
@@ -247,13 +252,7 @@ import ItemModel
     /// Reader connections are shared by threads and reused; many at once all get answers.
     @Test func concurrentReadersAllSeeTheCommittedRows() throws {
         let store = try makeStore()
-        let inos = try store.write { db -> [Int64] in
-            try (0..<50).map { index in
-                var row = file("r\(index)")
-                try row.insert(db)
-                return row.inode
-            }
-        }
+        let inos = try insertFiles(50, named: "r", into: store)
         let found = Mutex<Int>(0)
         DispatchQueue.concurrentPerform(iterations: 400) { index in
             let ino = inos[index % inos.count]
