@@ -280,9 +280,13 @@ class Bench:
     def record(self, workload, target, value):
         self.results.setdefault(workload, {}).setdefault(target.name, []).append(value)
 
-    def each(self, body):
+    def each(self, body, settle=False):
+        """With settle, each run starts once the target has uploaded what earlier runs wrote,
+        so no run pays for another's background work (only for the work it causes itself)."""
         for run in range(self.args.runs):
             for target in self.targets:
+                if settle:
+                    target.settle()
                 body(target, run)
 
     # Workloads: each records one value per run and target.
@@ -294,7 +298,7 @@ class Bench:
             seconds = timed(lambda: write_file(path, size, fsync=True))
             self.record("write_1g", t, size / MiB / seconds)
             os.unlink(path)
-        self.each(body)
+        self.each(body, settle=True)
 
     def reread_1g(self):
         size = int(1024 * MiB * self.scale)
@@ -339,7 +343,7 @@ class Bench:
                     with open(folder / f"f{i:05d}", "wb") as f:
                         f.write(data)
             self.record("create_10k", t, count / timed(create))
-        self.each(body)
+        self.each(body, settle=True)
 
     def ls_10k(self):
         # The folders create_10k leaves: 10k entries each.
@@ -382,7 +386,7 @@ class Bench:
                 sh("make", "-s", "-j", str(os.cpu_count() or 2), cwd=folder / "cproject")
             self.record("untar_build", t, timed(untar_and_build))
             shutil.rmtree(folder)
-        self.each(body)
+        self.each(body, settle=True)
 
     def memory(self):
         items = int(100000 * self.scale) if not self.args.items else self.args.items

@@ -11,6 +11,9 @@ public struct SyncConfiguration: Sendable {
     public var maxBackoff: Duration = .seconds(60)
     /// Quiet time after the last local change before it is pushed (editors save in bursts).
     public var debounce: Duration = .milliseconds(500)
+    /// The longest a local change waits while more keep coming (a long build or copy):
+    /// until then, polls during the burst only pull.
+    public var maxPushDelay: Duration = .seconds(10)
     /// Every this many journal records, the committing device writes a checkpoint.
     public var checkpointInterval: UInt64 = 1000
     /// Operations per journal record, so records stay small enough to read quickly.

@@ -30,8 +30,7 @@ public actor SyncEngine {
 
     /// Set from libfuse threads, read by the loop.
     private struct Signals {
-        var pushWanted = false
-        var lastChange = ContinuousClock.now
+        var pushes = PushSchedule()
         /// The store said a commit may have arrived (a watch callback).
         var pullWanted = false
     }
@@ -100,12 +99,14 @@ public actor SyncEngine {
         loop = nil
         if !paused {
             let timeout = configuration.shutdownPushTimeout
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { _ = await self.cycle() }
-                group.addTask { try? await Task.sleep(for: timeout) }
-                await group.next()
+            let finished = await withTaskGroup(of: Bool.self) { group in
+                group.addTask { _ = await self.cycle(); return true }
+                group.addTask { try? await Task.sleep(for: timeout); return false }
+                let first = await group.next() ?? false
                 group.cancelAll()
+                return first
             }
+            if !finished { logger.notice("the last push took longer than \(timeout); what is pending is pushed after the next mount") }
         }
         for waiter in syncWaiters { waiter.resume(returning: .failure(SyncError(code: .cancelled, message: "unmounting"))) }
         syncWaiters = []
@@ -113,10 +114,8 @@ public actor SyncEngine {
 
     /// A local change happened: push it after the debounce. Safe from any thread.
     public nonisolated func localChange() {
-        signals.withLock {
-            $0.pushWanted = true
-            $0.lastChange = .now
-        }
+        let now = ContinuousClock.now
+        signals.withLock { $0.pushes.noteChange(at: now) }
     }
 
     /// The store may hold a new commit: pull at the next tick. Safe from any thread.
@@ -161,14 +160,19 @@ public actor SyncEngine {
         var nextPoll = ContinuousClock.now
         while !Task.isCancelled {
             let now = ContinuousClock.now
-            let debounce = configuration.debounce
-            let (pushDue, pullDue) = signals.withLock { ($0.pushWanted && now - $0.lastChange >= debounce, $0.pullWanted) }
+            let (debounce, maxDelay) = (configuration.debounce, configuration.maxPushDelay)
+            let (pushDue, overdue, bursting, pullDue) = signals.withLock {
+                ($0.pushes.isDue(at: now, debounce: debounce, maxDelay: maxDelay), $0.pushes.isOverdue(at: now, maxDelay: maxDelay),
+                 $0.pushes.isBursting(at: now, debounce: debounce, maxDelay: maxDelay), $0.pullWanted)
+            }
             // A watch wake-up is not allowed to defeat the backoff of a failing store.
             if !paused && (syncRequested || pushDue || (pullDue && failures == 0) || now >= nextPoll) {
+                // A poll or a remote change during a burst of local changes only pulls.
+                let mode: CycleMode = syncRequested || overdue ? .drain : (bursting ? .pullOnly : .push)
+                let waiters = syncRequested ? syncWaiters : []
+                if syncRequested { syncWaiters = [] }
                 syncRequested = false
-                let waiters = syncWaiters
-                syncWaiters = []
-                let result = await cycle()
+                let result = await cycle(mode)
                 nextPoll = .now + nextPollDelay(after: result)
                 for waiter in waiters { waiter.resume(returning: result) }
             } else if paused && !syncWaiters.isEmpty {
@@ -192,12 +196,24 @@ public actor SyncEngine {
         return base + base * Double.random(in: 0...0.25)
     }
 
-    /// One round: pull, then push until nothing is left or the store refuses.
-    private func cycle() async -> Result<Void, SyncError> {
+    /// What a cycle does after pulling.
+    private enum CycleMode {
+        /// A burst of local changes is under way: they wait for its end.
+        case pullOnly
+        /// Push until nothing is left, or until a new burst of local changes starts.
+        case push
+        /// Push until nothing is left (`ubiqfs sync --wait`, resume, unmount, and a burst
+        /// whose oldest change has waited `maxPushDelay`).
+        case drain
+    }
+
+    /// One round: pull, then push (as `mode` says) until nothing is left or the store refuses.
+    private func cycle(_ mode: CycleMode = .drain) async -> Result<Void, SyncError> {
         signals.withLock {
-            $0.pushWanted = false
+            if mode != .pullOnly { $0.pushes.pushStarted() }
             $0.pullWanted = false
         }
+        let (debounce, maxDelay) = (configuration.debounce, configuration.maxPushDelay)
         do throws(SyncError) {
             var rounds = 0
             while rounds < 50 {
@@ -206,6 +222,7 @@ public actor SyncEngine {
                     // Nothing can be committed before the journal is applied up to its end.
                     throw SyncError(code: .waiting, message: "a change from another device waits until \(waitingFor ?? "a file") is closed here")
                 }
+                if mode == .pullOnly || (mode == .push && signals.withLock({ $0.pushes.isBursting(at: .now, debounce: debounce, maxDelay: maxDelay) })) { break }
                 if try await push() == .idle { break }
             }
             online = true
@@ -214,6 +231,8 @@ public actor SyncEngine {
             await pruneVersions()
             return .success(())
         } catch {
+            // Unmounting cancelled the loop mid-cycle: what is pending stays for the last push.
+            if Task.isCancelled { return .failure(error) }
             online = error.code != .unreachable
             lastError = error.description
             remember(error.description, in: &errors)

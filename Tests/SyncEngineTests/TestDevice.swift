@@ -22,13 +22,18 @@ final class TestDevice: Sendable {
     let core: FileSystemCore
 
     /// `stateDir` reopens an earlier device's state (a restart); by default a new one.
-    init(store: any ContainerStore, name: String, stateDir: String? = nil, checkpointInterval: UInt64 = 1000, configuration: SyncConfiguration = SyncConfiguration()) async throws {
+    /// With `manualSync` (the default) the engine syncs only when a test asks; without
+    /// it, on the configuration's own poll, debounce and push delay.
+    init(store: any ContainerStore, name: String, stateDir: String? = nil, checkpointInterval: UInt64 = 1000, configuration: SyncConfiguration = SyncConfiguration(), manualSync: Bool = true) async throws {
         self.name = name
         self.stateDir = stateDir ?? FileManager.default.temporaryDirectory.appendingPathComponent("ubiqfs-dev-\(name)-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: self.stateDir, withIntermediateDirectories: true)
         var configuration = configuration
-        configuration.pollInterval = .seconds(3600)
-        configuration.debounce = .seconds(3600)
+        if manualSync {
+            configuration.pollInterval = .seconds(3600)
+            configuration.debounce = .seconds(3600)
+            configuration.maxPushDelay = .seconds(3600)
+        }
         configuration.checkpointInterval = checkpointInterval
         var logger = Logger(label: "test-\(name)")
         logger.logLevel = .warning
