@@ -222,7 +222,10 @@ public actor SyncEngine {
                     // Nothing can be committed before the journal is applied up to its end.
                     throw SyncError(code: .waiting, message: "a change from another device waits until \(waitingFor ?? "a file") is closed here")
                 }
-                if mode == .pullOnly || (mode == .push && signals.withLock({ $0.pushes.isBursting(at: .now, debounce: debounce, maxDelay: maxDelay) })) { break }
+                if mode == .pullOnly { break }
+                // The changes that made this push due go in the first round; later rounds
+                // wait if a new burst has started meanwhile.
+                if mode == .push && rounds > 1 && signals.withLock({ $0.pushes.isBursting(at: .now, debounce: debounce, maxDelay: maxDelay) }) { break }
                 if try await push() == .idle { break }
             }
             online = true
