@@ -14,11 +14,18 @@ public struct ContainerInfo: Hashable, Sendable, Codable {
     /// whole block has arrived and matched its hash, so a short first block brings the first
     /// byte (and what `file` or a thumbnailer reads) sooner.
     public static let leadingBlockSize: Int64 = 256 * 1024
+    /// The second block ends at 1 MiB, so the first MiB (headers, indexes, the start of a
+    /// media file) does not wait for a whole `blockSize` block either.
+    public static let secondBlockSize: Int64 = 768 * 1024
 
     /// How long the block at `index` of a file is when ubiqfs writes it (the last may be
     /// shorter). Readers never assume it: they take the lengths from the record.
     public func writtenBlockLength(index: Int) -> Int {
-        Int(index == 0 ? min(blockSize, Self.leadingBlockSize) : blockSize)
+        switch index {
+        case 0: Int(min(blockSize, Self.leadingBlockSize))
+        case 1: Int(min(blockSize, Self.secondBlockSize))
+        default: Int(blockSize)
+        }
     }
 
     public init(id: String, blockSize: Int64 = Self.defaultBlockSize, created: Int64) {

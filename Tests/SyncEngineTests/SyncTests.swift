@@ -31,17 +31,18 @@ import Testing
     }
 
     /// The first block is short (a reader of a placeholder gets its first byte once that block
-    /// is verified), the rest are the container's block size; the other device reads it whole.
-    @Test func aFileIsCutIntoAShortFirstBlockThenFullBlocks() async throws {
+    /// is verified) and the second ends at 1 MiB (so does the first MiB), the rest are the
+    /// container's block size; the other device reads it whole.
+    @Test func aFileIsCutIntoShortLeadingBlocksThenFullBlocks() async throws {
         let store = InMemoryStore()
         let a = try await TestDevice(store: store, name: "a")
         let b = try await TestDevice(store: store, name: "b")
-        let bytes: [UInt8] = (0..<(5 << 20)).map { (i: Int) -> UInt8 in UInt8(truncatingIfNeeded: i &* 31 &+ (i >> 12)) }
+        let bytes: [UInt8] = (0..<((5 << 20) + 1000)).map { (i: Int) -> UInt8 in UInt8(truncatingIfNeeded: i &* 31 &+ (i >> 12)) }
         try await a.write("big.bin", bytes)
         try await a.sync()
         let ino = try #require(a.inode("big.bin"))
         let lengths = try await a.metadata.read { db in try ItemRow.find(ino: ino, db)?.blockList.map(\.length) }
-        let expected: [Int64] = [256 << 10, 4 << 20, (5 << 20) - (256 << 10) - (4 << 20)]
+        let expected: [Int64] = [256 << 10, 768 << 10, 4 << 20, 1000]
         #expect(lengths == expected)
         try await b.sync()
         let read = try await b.readBytes("big.bin")
