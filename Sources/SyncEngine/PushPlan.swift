@@ -44,6 +44,14 @@ struct PushPlan: Sendable {
     /// backlog of a million changes is ordered without preparing a million operations; only
     /// the chosen rows' content is uploaded, and only they become operations (`make`).
     static func choose(rows: [ItemRow], limit: Int, _ db: Database) throws -> (chosen: [ItemRow], settled: [Int64]) {
+        let (ordered, settled) = try order(rows: rows, db)
+        return (Array(ordered.prefix(limit)), settled)
+    }
+
+    /// Every row that needs an operation, in commit order, and the rows that need none.
+    /// The order stays valid for the rest of a backlog while nothing but our own commits
+    /// changes the items (see `SyncEngine.PushOrder`).
+    static func order(rows: [ItemRow], _ db: Database) throws -> (ordered: [ItemRow], settled: [Int64]) {
         var ids: [Int64: (parent: Int64?, deleted: Bool)] = [:]
         func node(_ ino: Int64) throws -> (parent: Int64?, deleted: Bool)? {
             if ino == ItemRow.rootIno { return (nil, false) }
@@ -83,8 +91,7 @@ struct PushPlan: Sendable {
         }
         upserts.sort { $0.0 < $1.0 }
         folderDeletes.sort { $0.0 > $1.0 }
-        let ordered = fileDeletes + upserts.map(\.1) + folderDeletes.map(\.1)
-        return (Array(ordered.prefix(limit)), settled)
+        return (fileDeletes + upserts.map(\.1) + folderDeletes.map(\.1), settled)
     }
 
     /// The operations for rows `choose` picked, in its order. A file whose content changed

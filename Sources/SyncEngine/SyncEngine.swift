@@ -31,6 +31,8 @@ public actor SyncEngine {
     /// Set from libfuse threads, read by the loop.
     private struct Signals {
         var pushes = PushSchedule()
+        /// Every `localChange()` so far: a push order planned before the last one is stale.
+        var localChanges: UInt64 = 0
         /// The store said a commit may have arrived (a watch callback).
         var pullWanted = false
     }
@@ -57,6 +59,19 @@ public actor SyncEngine {
     private var waitingFor: String?
     /// Our last commit, while nobody knows whether it landed.
     private var uncertain: UncertainCommit?
+
+    /// The rest of a backlog's commit order, as the cycle's first push planned it. Planning
+    /// reads every dirty row; a backlog of a million would cost that per 2,000-item record.
+    /// Reused by the next pushes of the same cycle while the items changed only by our own
+    /// commits: no local change (`localChanges`) and no other device's record (`seq`).
+    private struct PushOrder {
+        var inodes: ArraySlice<Int64>
+        var localChanges: UInt64
+        var seq: UInt64
+    }
+    private var pushOrder: PushOrder?
+    /// Full plans made (each reads every dirty row); for tests.
+    private(set) var fullPushPlans = 0
 
     public init(
         store: any ContainerStore, info: ContainerInfo, device: DeviceIdentity, metadata: MetadataStore,
@@ -115,7 +130,10 @@ public actor SyncEngine {
     /// A local change happened: push it after the debounce. Safe from any thread.
     public nonisolated func localChange() {
         let now = ContinuousClock.now
-        signals.withLock { $0.pushes.noteChange(at: now) }
+        signals.withLock {
+            $0.pushes.noteChange(at: now)
+            $0.localChanges &+= 1
+        }
     }
 
     /// The store may hold a new commit: pull at the next tick. Safe from any thread.
@@ -209,24 +227,32 @@ public actor SyncEngine {
 
     /// One round: pull, then push (as `mode` says) until nothing is left or the store refuses.
     private func cycle(_ mode: CycleMode = .drain) async -> Result<Void, SyncError> {
+        pushOrder = nil
         signals.withLock {
             if mode != .pullOnly { $0.pushes.pushStarted() }
             $0.pullWanted = false
         }
         let (debounce, maxDelay) = (configuration.debounce, configuration.maxPushDelay)
         do throws(SyncError) {
-            var rounds = 0
-            while rounds < 50 {
+            // At most 50 rounds, or 50 lost races, should other devices keep committing;
+            // but a planned backlog (`pushOrder`) is pushed to its end: 100,000 changes
+            // are 50 records.
+            var (rounds, races) = (0, 0)
+            cycleRounds: while races < 50 && (rounds < 50 || !(pushOrder?.inodes.isEmpty ?? true)) {
                 rounds += 1
                 guard try await pull() else {
                     // Nothing can be committed before the journal is applied up to its end.
                     throw SyncError(code: .waiting, message: "a change from another device waits until \(waitingFor ?? "a file") is closed here")
                 }
-                if mode == .pullOnly { break }
+                if mode == .pullOnly { break cycleRounds }
                 // The changes that made this push due go in the first round; later rounds
                 // wait if a new burst has started meanwhile.
-                if mode == .push && rounds > 1 && signals.withLock({ $0.pushes.isBursting(at: .now, debounce: debounce, maxDelay: maxDelay) }) { break }
-                if try await push() == .idle { break }
+                if mode == .push && rounds > 1 && signals.withLock({ $0.pushes.isBursting(at: .now, debounce: debounce, maxDelay: maxDelay) }) { break cycleRounds }
+                switch try await push() {
+                case .idle: break cycleRounds
+                case .raced: races += 1
+                case .committed: break
+                }
             }
             online = true
             lastError = nil
@@ -432,19 +458,11 @@ public actor SyncEngine {
     enum PushResult { case idle, committed, raced }
 
     func push() async throws(SyncError) -> PushResult {
-        let activity = self.activity
-        let rows = try await metadataRead("cannot read pending changes") { db in try ItemRow.dirtyRows(db) }
-        let candidates = rows.filter { row in
-            !(row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && activity.isBeingWritten(row.inode))
-        }
-        guard !candidates.isEmpty else { return .idle }
         // Order first, then upload only what this record takes: uploading every pending
         // file before each record made a large import quadratic (each record re-read and
         // re-hashed the whole backlog).
-        let limit = configuration.maxOperationsPerRecord
-        let (chosen, settled) = try await metadataRead("cannot plan the push") { db in
-            try PushPlan.choose(rows: candidates, limit: limit, db)
-        }
+        let (chosen, settled) = try await choosePush()
+        guard !chosen.isEmpty || !settled.isEmpty else { return .idle }
         var uploads: [Int64: ContentUpload] = [:]
         for row in chosen where row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted {
             if let upload = try await upload(row) { uploads[row.inode] = upload }
@@ -487,11 +505,52 @@ public actor SyncEngine {
             return .raced
         }
         try await committed(plan, seq: seq, time: record.time)
+        // Our own record: the rest of the order still holds.
+        if pushOrder?.seq == seq - 1 { pushOrder?.seq = seq }
         logger.info("committed journal \(seq) with \(plan.entries.count) changes")
         if seq % configuration.checkpointInterval == 0 {
             await writeCheckpoint(seq)
         }
         return .committed
+    }
+
+    /// The rows the next record takes (at most `maxOperationsPerRecord`) and the rows that
+    /// need no operation: the next part of this cycle's order if it still holds, else a
+    /// new order of every dirty row. A file open for writing and written since its last
+    /// fsync is left out (a half-written file is never published).
+    private func choosePush() async throws(SyncError) -> (chosen: [ItemRow], settled: [Int64]) {
+        let activity = self.activity
+        let limit = configuration.maxOperationsPerRecord
+        let localChanges = signals.withLock { $0.localChanges }
+        if let order = pushOrder, order.localChanges == localChanges, order.seq == lastSeq, !order.inodes.isEmpty {
+            let (chosen, rest) = try await metadataRead("cannot read pending changes") { db in
+                var chosen: [ItemRow] = []
+                var rest = order.inodes
+                while chosen.count < limit, let ino = rest.popFirst() {
+                    // Gone or clean since: a commit of ours took it (or settled it).
+                    guard let row = try ItemRow.find(ino: ino, db), !row.dirtyFlags.isEmpty else { continue }
+                    if row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && activity.isBeingWritten(ino) { continue }
+                    chosen.append(row)
+                }
+                return (chosen, rest)
+            }
+            pushOrder?.inodes = rest
+            if !chosen.isEmpty { return (chosen, []) }
+        }
+        pushOrder = nil
+        fullPushPlans += 1
+        let rows = try await metadataRead("cannot read pending changes") { db in try ItemRow.dirtyRows(db) }
+        let candidates = rows.filter { row in
+            !(row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && activity.isBeingWritten(row.inode))
+        }
+        guard !candidates.isEmpty else { return ([], []) }
+        let (ordered, settled) = try await metadataRead("cannot plan the push") { db in
+            try PushPlan.order(rows: candidates, db)
+        }
+        if ordered.count > limit {
+            pushOrder = PushOrder(inodes: ordered.dropFirst(limit).map(\.inode)[...], localChanges: localChanges, seq: lastSeq)
+        }
+        return (Array(ordered.prefix(limit)), settled)
     }
 
     private static func encodeUncertain(_ pending: UncertainCommit) throws(SyncError) -> Data {
