@@ -296,9 +296,7 @@ class RcloneS3(Rclone):
 
     def start(self):
         self.seaweed.start()
-        self.clear()
-        self.dir.mkdir(parents=True)
-        self.mount()
+        Target.start(self)  # no remote folder to make: the bucket is the remote
 
     def command(self):
         command = super().command()

@@ -39,18 +39,12 @@ struct PushPlan: Sendable {
         }
     }
 
-    /// Which dirty rows the next record takes, in commit order (at most `limit`), and which
-    /// need no operation at all. Cheap per row (no xattrs, no snapshots, no content), so a
-    /// backlog of a million changes is ordered without preparing a million operations; only
-    /// the chosen rows' content is uploaded, and only they become operations (`make`).
-    static func choose(rows: [ItemRow], limit: Int, _ db: Database) throws -> (chosen: [ItemRow], settled: [Int64]) {
-        let (ordered, settled) = try order(rows: rows, db)
-        return (Array(ordered.prefix(limit)), settled)
-    }
-
-    /// Every row that needs an operation, in commit order, and the rows that need none.
-    /// The order stays valid for the rest of a backlog while nothing but our own commits
-    /// changes the items (see `SyncEngine.PushOrder`).
+    /// Every dirty row that needs an operation, in commit order, and the rows that need
+    /// none. Cheap per row (no xattrs, no snapshots, no content), so a backlog of a million
+    /// changes is ordered without preparing a million operations; each record takes the
+    /// next part of the order, and only its rows' content is uploaded and only they become
+    /// operations (`make`). The order stays valid for the rest of a backlog while nothing
+    /// but our own commits changes the items (see `SyncEngine.PushOrder`).
     static func order(rows: [ItemRow], _ db: Database) throws -> (ordered: [ItemRow], settled: [Int64]) {
         var ids: [Int64: (parent: Int64?, deleted: Bool)] = [:]
         func node(_ ino: Int64) throws -> (parent: Int64?, deleted: Bool)? {
@@ -94,7 +88,7 @@ struct PushPlan: Sendable {
         return (fileDeletes + upserts.map(\.1) + folderDeletes.map(\.1), settled)
     }
 
-    /// The operations for rows `choose` picked, in its order. A file whose content changed
+    /// The operations for the rows a record takes, in `order`'s order. A file whose content changed
     /// but has no upload (written again meanwhile) waits for the next record.
     static func make(chosen: [ItemRow], settled: [Int64], uploads: [Int64: ContentUpload], _ db: Database) throws -> PushPlan {
         var plan = PushPlan()

@@ -7,10 +7,14 @@ struct PushSchedule: Sendable {
     /// The oldest and newest local change not yet taken by a push; nil when none is waiting.
     private(set) var firstChange: ContinuousClock.Instant?
     private(set) var lastChange: ContinuousClock.Instant?
+    /// Every change noted so far, pushed or not: an order of the pending changes planned
+    /// before the last one may be stale (`SyncEngine.PushOrder`).
+    private(set) var changes: UInt64 = 0
 
     mutating func noteChange(at now: ContinuousClock.Instant) {
         if firstChange == nil { firstChange = now }
         lastChange = now
+        changes &+= 1
     }
 
     /// Waiting changes should be pushed now: quiet for `debounce`, or waiting for `maxDelay`.

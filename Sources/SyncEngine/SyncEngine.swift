@@ -31,8 +31,6 @@ public actor SyncEngine {
     /// Set from libfuse threads, read by the loop.
     private struct Signals {
         var pushes = PushSchedule()
-        /// Every `localChange()` so far: a push order planned before the last one is stale.
-        var localChanges: UInt64 = 0
         /// The store said a commit may have arrived (a watch callback).
         var pullWanted = false
     }
@@ -63,7 +61,7 @@ public actor SyncEngine {
     /// The rest of a backlog's commit order, as the cycle's first push planned it. Planning
     /// reads every dirty row; a backlog of a million would cost that per 2,000-item record.
     /// Reused by the next pushes of the same cycle while the items changed only by our own
-    /// commits: no local change (`localChanges`) and no other device's record (`seq`).
+    /// commits: no local change (`PushSchedule.changes`) and no other device's record (`seq`).
     private struct PushOrder {
         var inodes: ArraySlice<Int64>
         var localChanges: UInt64
@@ -130,10 +128,7 @@ public actor SyncEngine {
     /// A local change happened: push it after the debounce. Safe from any thread.
     public nonisolated func localChange() {
         let now = ContinuousClock.now
-        signals.withLock {
-            $0.pushes.noteChange(at: now)
-            $0.localChanges &+= 1
-        }
+        signals.withLock { $0.pushes.noteChange(at: now) }
     }
 
     /// The store may hold a new commit: pull at the next tick. Safe from any thread.
@@ -516,20 +511,18 @@ public actor SyncEngine {
 
     /// The rows the next record takes (at most `maxOperationsPerRecord`) and the rows that
     /// need no operation: the next part of this cycle's order if it still holds, else a
-    /// new order of every dirty row. A file open for writing and written since its last
-    /// fsync is left out (a half-written file is never published).
+    /// new order of every dirty row. Files `isHeldBack` are left out (a half-written file
+    /// is never published).
     private func choosePush() async throws(SyncError) -> (chosen: [ItemRow], settled: [Int64]) {
-        let activity = self.activity
         let limit = configuration.maxOperationsPerRecord
-        let localChanges = signals.withLock { $0.localChanges }
+        let localChanges = signals.withLock { $0.pushes.changes }
         if let order = pushOrder, order.localChanges == localChanges, order.seq == lastSeq, !order.inodes.isEmpty {
             let (chosen, rest) = try await metadataRead("cannot read pending changes") { db in
                 var chosen: [ItemRow] = []
                 var rest = order.inodes
                 while chosen.count < limit, let ino = rest.popFirst() {
                     // Gone or clean since: a commit of ours took it (or settled it).
-                    guard let row = try ItemRow.find(ino: ino, db), !row.dirtyFlags.isEmpty else { continue }
-                    if row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && activity.isBeingWritten(ino) { continue }
+                    guard let row = try ItemRow.find(ino: ino, db), !row.dirtyFlags.isEmpty, !self.isHeldBack(row) else { continue }
                     chosen.append(row)
                 }
                 return (chosen, rest)
@@ -540,9 +533,7 @@ public actor SyncEngine {
         pushOrder = nil
         fullPushPlans += 1
         let rows = try await metadataRead("cannot read pending changes") { db in try ItemRow.dirtyRows(db) }
-        let candidates = rows.filter { row in
-            !(row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && activity.isBeingWritten(row.inode))
-        }
+        let candidates = rows.filter { !isHeldBack($0) }
         guard !candidates.isEmpty else { return ([], []) }
         let (ordered, settled) = try await metadataRead("cannot plan the push") { db in
             try PushPlan.order(rows: candidates, db)
@@ -551,6 +542,11 @@ public actor SyncEngine {
             pushOrder = PushOrder(inodes: ordered.dropFirst(limit).map(\.inode)[...], localChanges: localChanges, seq: lastSeq)
         }
         return (Array(ordered.prefix(limit)), settled)
+    }
+
+    /// A file open for writing and written since its last fsync: not pushed yet.
+    private nonisolated func isHeldBack(_ row: ItemRow) -> Bool {
+        row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && activity.isBeingWritten(row.inode)
     }
 
     private static func encodeUncertain(_ pending: UncertainCommit) throws(SyncError) -> Data {

@@ -31,21 +31,22 @@ import Testing
         try device.core.unlink(parent: ItemRow.rootIno, name: Array("gone".utf8), directory: false)
 
         let rows = try await device.metadata.read { db in try ItemRow.dirtyRows(db) }
-        let (chosen, settled) = try await device.metadata.read { db in try PushPlan.choose(rows: rows, limit: 5, db) }
+        let (ordered, settled) = try await device.metadata.read { db in try PushPlan.order(rows: rows, db) }
+        let chosen = Array(ordered.prefix(5))
         #expect(chosen.map(\.itemName.description).prefix(2) == ["top", "inner"])
         #expect(chosen.count == 5)
         #expect(settled.count == 1)
 
-        let blocksBefore = store.keys.filter { $0.hasPrefix(ContainerLayout.blockPrefix) }.count
+        let blocksBefore = store.count(under: ContainerLayout.blockPrefix)
         #expect(try await device.engine.push() == .committed)
-        let blocksAfter = store.keys.filter { $0.hasPrefix(ContainerLayout.blockPrefix) }.count
+        let blocksAfter = store.count(under: ContainerLayout.blockPrefix)
         // The record held the two folders and three files: three uploads, not twelve.
         #expect(blocksAfter - blocksBefore == 3)
         let pending = try await device.metadata.read { db in try ItemRow.dirtyRows(db).count }
         #expect(pending == 9)
         try await device.sync()
         #expect(try await device.metadata.read { db in try ItemRow.dirtyRows(db).count } == 0)
-        #expect(store.keys.filter { $0.hasPrefix(ContainerLayout.blockPrefix) }.count - blocksBefore == 12)
+        #expect(store.count(under: ContainerLayout.blockPrefix) - blocksBefore == 12)
         await device.shutdown()
     }
 
@@ -58,7 +59,7 @@ import Testing
         for index in 0..<130 { try await a.write("f\(index)", "\(index)") }
         try await a.sync()
         #expect(await a.engine.status().pendingItems == 0)
-        #expect(store.keys.filter { $0.hasPrefix(ContainerLayout.journalPrefix) }.count >= 65)
+        #expect(store.count(under: ContainerLayout.journalPrefix) >= 65)
         await a.shutdown()
     }
 
@@ -72,7 +73,7 @@ import Testing
         let b = try await TestDevice(store: store, name: "b")
         try a.mkdir("top")
         for index in 0..<22 { try await a.write("top/f\(index)", "content \(index)") }
-        let journal = { store.keys.filter { $0.hasPrefix(ContainerLayout.journalPrefix) }.count }
+        let journal = { store.count(under: ContainerLayout.journalPrefix) }
         let (plans, records) = (await a.engine.fullPushPlans, journal())
         try await a.sync()
         // 23 operations in five records from one order; one more plan finds nothing left.

@@ -33,11 +33,16 @@ import Testing
         #expect(schedule.isDue(at: now, debounce: debounce, maxDelay: maxDelay))
         #expect(!schedule.isBursting(at: now, debounce: debounce, maxDelay: maxDelay))
 
-        // A push takes everything so far; the next change starts a new wait.
+        // A push takes everything so far; the next change starts a new wait. The count of
+        // changes goes on (a push order planned before a change is stale after it).
+        let changes = schedule.changes
+        #expect(changes == 101)
         schedule.pushStarted()
+        #expect(schedule.changes == changes)
         #expect(!schedule.isDue(at: now + .seconds(60), debounce: debounce, maxDelay: maxDelay))
         schedule.noteChange(at: now + .milliseconds(1))
         #expect(schedule.firstChange == now + .milliseconds(1))
+        #expect(schedule.changes == changes + 1)
         #expect(schedule.isBursting(at: now + .milliseconds(2), debounce: debounce, maxDelay: maxDelay))
     }
 
@@ -47,7 +52,7 @@ import Testing
         // the writes, the burst never ends, so only the polls (every 50 ms) could push.
         let a = try await pollingDevice(store, debounce: .seconds(3600), maxPushDelay: .seconds(3600))
         let b = try await TestDevice(store: store, name: "b")
-        let records = journalCount(store)
+        let records = store.count(under: ContainerLayout.journalPrefix)
 
         // Another device commits during the burst; a's polls pull it while the burst goes on.
         var written = 0
@@ -64,13 +69,13 @@ import Testing
         }
         #expect(seenAt != nil)
         // b's record, and a poll that started just before the first change may have taken it.
-        #expect(journalCount(store) <= records + 2)
+        #expect(store.count(under: ContainerLayout.journalPrefix) <= records + 2)
         #expect(await a.engine.status().pendingItems >= written - 1)
 
         // The burst's changes go together when they are pushed.
         try await a.sync()
         #expect(await a.engine.status().pendingItems == 0)
-        #expect(journalCount(store) <= records + 3)
+        #expect(store.count(under: ContainerLayout.journalPrefix) <= records + 3)
         await a.shutdown()
         await b.shutdown()
     }
@@ -78,16 +83,16 @@ import Testing
     @Test func aBurstThatGoesOnIsPushedAfterTheLongestDelay() async throws {
         let store = InMemoryStore()
         let a = try await pollingDevice(store, debounce: .seconds(3600), maxPushDelay: .milliseconds(300))
-        let records = journalCount(store)
+        let records = store.count(under: ContainerLayout.journalPrefix)
         // Never quiet for the debounce, so only the longest delay can push.
         var written = 0
         let deadline = ContinuousClock.now + .seconds(30)
-        while journalCount(store) == records, ContinuousClock.now < deadline {
+        while store.count(under: ContainerLayout.journalPrefix) == records, ContinuousClock.now < deadline {
             try await a.write("f\(written)", "ongoing")
             written += 1
             try await Task.sleep(for: .milliseconds(20))
         }
-        #expect(journalCount(store) > records)
+        #expect(store.count(under: ContainerLayout.journalPrefix) > records)
         await a.shutdown()
     }
 
@@ -98,9 +103,5 @@ import Testing
         configuration.debounce = debounce
         configuration.maxPushDelay = maxPushDelay
         return try await TestDevice(store: store, name: "burster", configuration: configuration, manualSync: false)
-    }
-
-    private func journalCount(_ store: InMemoryStore) -> Int {
-        store.keys.filter { $0.hasPrefix(ContainerLayout.journalPrefix) }.count
     }
 }
