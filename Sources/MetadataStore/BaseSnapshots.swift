@@ -2,7 +2,8 @@ import Foundation
 import GRDB
 import ItemModel
 
-/// Access to the `base` table: each item's committed snapshot and the sequence that set it.
+/// Access to the `base` table: each item's committed snapshot and the sequence that set it,
+/// with its folder and name beside it so pushes can ask who holds a name (v7).
 public enum BaseSnapshots {
     public static func find(_ id: ItemID, _ db: Database) throws -> ItemSnapshot? {
         guard let data = try Data.fetchOne(db.cachedStatement(sql: "SELECT snapshot FROM base WHERE id = ?"), arguments: [id.rawValue]) else {
@@ -14,8 +15,27 @@ public enum BaseSnapshots {
     public static func set(_ snapshot: ItemSnapshot, seq: UInt64, _ db: Database) throws {
         let data = try JSONEncoder().encode(snapshot)
         try db.cachedStatement(
-            sql: "INSERT INTO base(id, seq, snapshot) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, snapshot = excluded.snapshot"
-        ).execute(arguments: [snapshot.id.rawValue, Int64(seq), data])
+            sql: """
+                INSERT INTO base(id, seq, snapshot, parent, name) VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE
+                SET seq = excluded.seq, snapshot = excluded.snapshot, parent = excluded.parent, name = excluded.name
+                """
+        ).execute(arguments: [snapshot.id.rawValue, Int64(seq), data, snapshot.parent.rawValue, Data(snapshot.name.bytes)])
+    }
+
+    /// The committed item's folder.
+    public static func parent(of id: ItemID, _ db: Database) throws -> ItemID? {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT parent FROM base WHERE id = ?"), arguments: [id.rawValue]).map(ItemID.init)
+    }
+
+    /// The committed items named `name` in the folder `parent` (one, in a consistent base).
+    public static func holders(of name: ByteString, in parent: ItemID, _ db: Database) throws -> [ItemID] {
+        try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM base WHERE parent = ? AND name = ?"), arguments: [parent.rawValue, Data(name.bytes)])
+            .map(ItemID.init)
+    }
+
+    /// The committed items in the folder `parent`.
+    public static func children(of parent: ItemID, _ db: Database) throws -> [ItemID] {
+        try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM base WHERE parent = ?"), arguments: [parent.rawValue]).map(ItemID.init)
     }
 
     public static func remove(_ id: ItemID, _ db: Database) throws {

@@ -126,6 +126,23 @@ public final class MetadataStore: Sendable {
             // without this it visited every child, so a folder of N items cost O(N) per create.
             try db.execute(sql: "CREATE INDEX item_subfolders ON item(parent) WHERE deleted = 0 AND kind = 'directory'")
         }
+        migrator.registerMigration("v7: committed places") { db in
+            // Where each committed item is (its folder's id and its name), beside the snapshot:
+            // a push that gives an item a name must carry the change of the item that held it,
+            // and a folder's delete the changes of what was in it (`BaseSnapshots.holders`).
+            try db.alter(table: "base") { t in
+                t.add(column: "parent", .text)
+                t.add(column: "name", .blob)
+            }
+            let decoder = JSONDecoder()
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, snapshot FROM base")
+            let update = try db.makeStatement(sql: "UPDATE base SET parent = ?, name = ? WHERE id = ?")
+            while let row = try rows.next() {
+                let snapshot = try decoder.decode(ItemSnapshot.self, from: row["snapshot"] as Data)
+                try update.execute(arguments: [snapshot.parent.rawValue, Data(snapshot.name.bytes), row["id"] as String])
+            }
+            try db.execute(sql: "CREATE INDEX base_place ON base(parent, name)")
+        }
         return migrator
     }
 

@@ -17,6 +17,9 @@ struct PushPlan: Sendable {
         var change: Change
         var changeGen: Int64
         var upload: ContentUpload?
+        /// A file's new name (mode, xattrs) sent with its committed content: its own content
+        /// stays dirty.
+        var nameOnly = false
 
         var itemID: ItemID {
             switch change {
@@ -88,8 +91,51 @@ struct PushPlan: Sendable {
         return (fileDeletes + upserts.map(\.1) + folderDeletes.map(\.1), settled)
     }
 
+    /// `chosen` and the dirty rows a device applying them needs in the same record, in
+    /// `order`'s order. Between two records every device sees the committed tree, so an
+    /// upsert brings the change of the item that holds its name there (renamed away or
+    /// deleted, maybe further on in the order: else two items would have one name) and of
+    /// its changed folders above it (moved, or never committed); a folder's delete brings
+    /// the changes of what was in it. The chains are as long as the renames that made them,
+    /// so a record stays near `maxOperationsPerRecord`. A held-back file may come along:
+    /// `make` then sends its new name with its committed content.
+    static func withDependencies(_ chosen: [ItemRow], _ db: Database) throws -> (ordered: [ItemRow], settled: [Int64]) {
+        var rows = chosen
+        var included = Set(chosen.map(\.inode))
+        var next = 0
+        var rowOfIno: [Int64: ItemRow] = [:]
+        func find(_ ino: Int64) throws -> ItemRow? {
+            if let known = rowOfIno[ino] { return known }
+            let row = try ItemRow.find(ino: ino, db)
+            rowOfIno[ino] = row
+            return row
+        }
+        func include(_ row: ItemRow?) {
+            guard let row, !row.dirtyFlags.isEmpty, included.insert(row.inode).inserted else { return }
+            rows.append(row)
+        }
+        while next < rows.count {
+            let row = rows[next]
+            next += 1
+            if row.deleted {
+                guard row.itemKind == .directory else { continue }
+                for child in try BaseSnapshots.children(of: row.itemID, db) { include(try ItemRow.find(id: child, db)) }
+                continue
+            }
+            guard let parentIno = row.parent, let parent = try find(parentIno) else { continue }
+            if parentIno != ItemRow.rootIno { include(parent) }
+            guard row.dirtyFlags.contains(.metadata) else { continue }
+            for holder in try BaseSnapshots.holders(of: row.itemName, in: parent.itemID, db) where holder != row.itemID {
+                include(try ItemRow.find(id: holder, db))
+            }
+        }
+        if rows.count == chosen.count { return (chosen, []) }
+        return try order(rows: rows, db)
+    }
+
     /// The operations for the rows a record takes, in `order`'s order. A file whose content changed
-    /// but has no upload (written again meanwhile) waits for the next record.
+    /// but has no upload (held back, or written again meanwhile) waits for a later record, or
+    /// if it was renamed (or chmod-ed) goes now with its committed content.
     static func make(chosen: [ItemRow], settled: [Int64], uploads: [Int64: ContentUpload], _ db: Database) throws -> PushPlan {
         var plan = PushPlan()
         plan.settled = settled
@@ -121,6 +167,13 @@ struct PushPlan: Sendable {
                     item.size = upload.size
                     item.mtime = upload.mtime
                 } else if row.dirtyFlags.contains(.content) {
+                    // Being written (or written again since its upload): its new name, mode and
+                    // xattrs go with the content last committed; the content follows later.
+                    guard row.dirtyFlags.contains(.metadata), let base = try BaseSnapshots.find(row.itemID, db) else { continue }
+                    item.blocks = base.blocks
+                    item.size = base.size
+                    item.mtime = base.mtime
+                    plan.entries.append(Entry(ino: ino, change: .upsert(item), changeGen: row.changeGen, upload: nil, nameOnly: true))
                     continue
                 } else {
                     item.blocks = row.blockList

@@ -294,6 +294,18 @@ struct RecordApplier {
 
     // MARK: Delete
 
+    /// Whether the committed tree has `id` inside `folder` (what a delete of it took).
+    private func wasCommitted(_ id: ItemID, inside folder: ItemID) throws -> Bool {
+        var next = try BaseSnapshots.parent(of: id, db)
+        var steps = 0
+        while let current = next, steps < 10_000 {
+            if current == folder { return true }
+            next = try BaseSnapshots.parent(of: current, db)
+            steps += 1
+        }
+        return false
+    }
+
     mutating func delete(_ id: ItemID) throws {
         try BaseSnapshots.remove(id, db)
         guard let row = try ItemRow.find(id: id, db) else { return }
@@ -319,11 +331,15 @@ struct RecordApplier {
             if item.dirty == 0 && activity.hasWriters(ino) { throw MustWait(name: item.itemName.description) }
             let keep = try item.dirty != 0 || ItemRow.hasChildren(ino, db)
             if keep {
-                // Edit wins over delete: the item stays and will be committed as new.
+                // Edit wins over delete: the item stays and will be committed as new, if the
+                // delete took it. One moved in here is still where others have it (its base):
+                // pushes look up who holds a name there (`PushPlan.withDependencies`).
                 survivors.insert(ino)
-                item.baseSeq = 0
                 item.markChanged(.metadata, now: now)
-                try BaseSnapshots.remove(item.itemID, db)
+                if try ino == row.inode || wasCommitted(item.itemID, inside: id) {
+                    item.baseSeq = 0
+                    try BaseSnapshots.remove(item.itemID, db)
+                }
                 try item.update(db)
                 continue
             }

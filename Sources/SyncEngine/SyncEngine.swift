@@ -459,7 +459,7 @@ public actor SyncEngine {
         let (chosen, settled) = try await choosePush()
         guard !chosen.isEmpty || !settled.isEmpty else { return .idle }
         var uploads: [Int64: ContentUpload] = [:]
-        for row in chosen where row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted {
+        for row in chosen where row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && !isHeldBack(row) {
             if let upload = try await upload(row) { uploads[row.inode] = upload }
         }
         let uploaded = uploads
@@ -528,7 +528,10 @@ public actor SyncEngine {
                 return (chosen, rest)
             }
             pushOrder?.inodes = rest
-            if !chosen.isEmpty { return (chosen, []) }
+            if !chosen.isEmpty {
+                let record = try await metadataRead("cannot plan the push") { db in try PushPlan.withDependencies(chosen, db) }
+                return (record.ordered, record.settled)
+            }
         }
         pushOrder = nil
         fullPushPlans += 1
@@ -541,7 +544,9 @@ public actor SyncEngine {
         if ordered.count > limit {
             pushOrder = PushOrder(inodes: ordered.dropFirst(limit).map(\.inode)[...], localChanges: localChanges, seq: lastSeq)
         }
-        return (Array(ordered.prefix(limit)), settled)
+        let chosen = Array(ordered.prefix(limit))
+        let record = try await metadataRead("cannot plan the push") { db in try PushPlan.withDependencies(chosen, db) }
+        return (record.ordered, settled + record.settled)
     }
 
     /// A file open for writing and written since its last fsync: not pushed yet.
@@ -569,12 +574,16 @@ public actor SyncEngine {
                 }
                 // A safe save may have given the row another item's id meanwhile: leave it dirty.
                 guard row.itemID == committedID else { continue }
-                let contentClean = entry.upload.map { activity.commitContent(entry.ino, generation: $0.writeGeneration) } ?? true
+                let contentClean = entry.upload.map { activity.commitContent(entry.ino, generation: $0.writeGeneration) } ?? !entry.nameOnly
                 let unchanged = row.changeGen == entry.changeGen && contentClean
                 switch entry.change {
                 case .delete(let id):
                     try BaseSnapshots.remove(id, db)
                     if row.deleted { row.dirtyFlags = [] }
+                case .upsert(let item) where entry.nameOnly:
+                    // The content (and so the mtime and size) stays ours, to be pushed.
+                    try BaseSnapshots.set(item, seq: seq, db)
+                    row.baseSeq = Int64(seq)
                 case .upsert(let item):
                     try BaseSnapshots.set(item, seq: seq, db)
                     try FileVersions.record(item, seq: seq, device: deviceName, time: time, db)

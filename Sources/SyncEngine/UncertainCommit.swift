@@ -12,10 +12,12 @@ struct UncertainCommit: Codable, Sendable {
     var time: Int64
     /// Each item's change generation when the plan was read: rows changed since stay dirty.
     var generations: [String: Int64]
+    /// Items whose new name went with their committed content (`PushPlan.Entry.nameOnly`).
+    var nameOnly: [String]?
     /// The plan itself, while this process lives (it knows the write generations too).
     var plan: PushPlan?
 
-    enum CodingKeys: String, CodingKey { case seq, commit, time, generations }
+    enum CodingKeys: String, CodingKey { case seq, commit, time, generations, nameOnly }
 
     init(seq: UInt64, record: JournalRecord, plan: PushPlan) {
         self.seq = seq
@@ -23,6 +25,8 @@ struct UncertainCommit: Codable, Sendable {
         time = record.time
         self.plan = plan
         generations = Dictionary(plan.entries.map { ($0.itemID.rawValue, $0.changeGen) }, uniquingKeysWith: { first, _ in first })
+        let nameOnly = plan.entries.filter(\.nameOnly).map(\.itemID.rawValue)
+        self.nameOnly = nameOnly.isEmpty ? nil : nameOnly
     }
 
     /// The plan to settle with: the one in memory, or one rebuilt from the record (after a
@@ -36,7 +40,10 @@ struct UncertainCommit: Codable, Sendable {
             case .upsert(let item): .upsert(item)
             case .delete(let id): .delete(id)
             }
-            rebuilt.entries.append(PushPlan.Entry(ino: ino, change: change, changeGen: generations[operation.itemID.rawValue] ?? -1, upload: nil))
+            rebuilt.entries.append(PushPlan.Entry(
+                ino: ino, change: change, changeGen: generations[operation.itemID.rawValue] ?? -1, upload: nil,
+                nameOnly: nameOnly?.contains(operation.itemID.rawValue) ?? false
+            ))
         }
         return rebuilt
     }

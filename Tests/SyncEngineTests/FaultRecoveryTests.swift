@@ -95,6 +95,38 @@ import Testing
         await restarted.shutdown()
     }
 
+    /// A file still being written is renamed and its name taken (a rotated log): the rename
+    /// goes with its committed content, and that record's reply is lost. Settled after a
+    /// restart, the file's newer content is still pending, and pushed.
+    @Test func aLostRenameOfAFileBeingWrittenLeavesItsContentPendingAfterARestart() async throws {
+        let store = InMemoryStore()
+        let link = FaultyStore(store, faults: StoreFaults())
+        let a = try await TestDevice(store: link, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        try await a.write("log", "old\n")
+        try await a.sync()
+        let ino = try #require(a.inode("log"))
+        let writer = try await a.open(ino, flags: O_WRONLY)
+        _ = try Array("more\n".utf8).withUnsafeBytes { try a.core.write(handle: writer, data: $0, offset: 4) }
+        try a.rename("log", "log.1")
+        try await a.write("log", "new\n")
+        link.faults = try StoreFaults(parsing: "lost=1")
+        for _ in 0..<5 where try await Self.records(in: store) == 1 {
+            await #expect(throws: (any Error).self) { try await a.sync() }
+        }
+        #expect(try await Self.records(in: store) == 2)
+        link.faults = try StoreFaults(parsing: "errors=1")
+        await a.shutdown()
+
+        let restarted = try await TestDevice(store: store, name: "a", stateDir: a.stateDir)
+        try await restarted.sync()
+        try await b.sync()
+        #expect(try await b.tree() == ["log": "new\n", "log.1": "old\nmore\n"])
+        #expect(await restarted.engine.status().pendingItems == 0)
+        await restarted.shutdown()
+        await b.shutdown()
+    }
+
     /// A restart frees the content of deletes still waiting for the store, and says nothing is lost.
     @Test func aRestartFreesTheContentOfUnpushedDeletes() async throws {
         let store = InMemoryStore()

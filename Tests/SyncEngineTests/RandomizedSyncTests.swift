@@ -269,12 +269,15 @@ private final class SoakBatch {
     /// any of it brings the folder back there too, docs/CONTAINER-FORMAT.md).
     var windowDeleted: [(device: Int, id: String, inside: [String], what: String)] = []
 
-    static let configuration: SyncConfiguration = {
+    /// Records of 2, 3 or 2,000 operations, by the seed: with short ones a round's changes
+    /// span several records, and every device applies (and must settle) each in between.
+    static func configuration(seed: UInt64) -> SyncConfiguration {
         var configuration = SyncConfiguration()
         // No cycle of its own after a failure: the test decides when each device syncs.
         configuration.maxBackoff = .seconds(3600)
+        configuration.maxOperationsPerRecord = [2, 3, 2000][Int(seed % 3)]
         return configuration
-    }()
+    }
 
     init(seed: UInt64, rounds: Int) async throws {
         self.seed = seed
@@ -283,7 +286,7 @@ private final class SoakBatch {
         for name in ["a", "b", "c"] {
             let soakStore = SoakStore(store)
             stores.append(soakStore)
-            devices.append(try await TestDevice(store: soakStore, name: name, checkpointInterval: 16, configuration: Self.configuration))
+            devices.append(try await TestDevice(store: soakStore, name: name, checkpointInterval: 16, configuration: Self.configuration(seed: seed)))
             models.append(DeviceModel())
             windowTouched.append([])
         }
@@ -294,7 +297,7 @@ private final class SoakBatch {
     /// Plays every round; returns failures (each with its replay line and the history).
     func play(_ stats: inout SoakStats) async -> [String] {
         stats.batches += 1
-        history = ["seed \(seed)"]
+        history = ["seed \(seed), records of \(Self.configuration(seed: seed).maxOperationsPerRecord) operations"]
         var round = 1
         while round <= rounds || models.contains(where: \.offline) {
             self.round = round
@@ -887,7 +890,7 @@ private final class SoakBatch {
     /// A new device joins from the newest checkpoint and the journal after it.
     private func lateJoiner(_ stats: inout SoakStats) async throws {
         let journal = try await store.listAll(prefix: ContainerLayout.journalPrefix).count
-        let late = try await TestDevice(store: store, name: "late", checkpointInterval: 16, configuration: Self.configuration)
+        let late = try await TestDevice(store: store, name: "late", checkpointInterval: 16, configuration: Self.configuration(seed: seed))
         do {
             let before = failures.count
             try checkLateJoiner(late, &stats)

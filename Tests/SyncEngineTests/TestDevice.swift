@@ -36,7 +36,7 @@ final class TestDevice: Sendable {
         }
         configuration.checkpointInterval = checkpointInterval
         var logger = Logger(label: "test-\(name)")
-        logger.logLevel = .warning
+        logger.logLevel = ProcessInfo.processInfo.environment["UBIQFS_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .warning
         let stack = try await DeviceStack.open(store: store, stateDir: self.stateDir, deviceName: name, configuration: configuration, logger: logger)
         (metadata, cache, handles, notifier, engine, core) = (stack.metadata, stack.cache, stack.handles, stack.notifier, stack.sync, stack.core)
         await engine.start()
