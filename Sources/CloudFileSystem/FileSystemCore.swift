@@ -458,7 +458,9 @@ public final class FileSystemCore: Sendable {
 
     /// Opens a file whose content is local; throws `.needsDownload` for a placeholder
     /// (the adapter downloads it outside any lease and calls again).
-    public func open(_ ino: Int64, flags: Int32) throws(FileSystemError) -> (handle: UInt64, keepCache: Bool) {
+    /// `setID`: the file has a setuid or setgid bit, which a write by the kernel's cached
+    /// path clears (so the adapter keeps such a file on that path).
+    public func open(_ ino: Int64, flags: Int32) throws(FileSystemError) -> (handle: UInt64, keepCache: Bool, setID: Bool) {
         let truncate = flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY
         return try withLeases([(ino, truncate ? .exclusive : .shared)], "open") { () throws(FileSystemError) in
             let row = try row(ino)
@@ -471,7 +473,8 @@ public final class FileSystemCore: Sendable {
             case .fifo, .socket, .characterDevice, .blockDevice: throw FileSystemError(.noDevice)
             case .file: break
             }
-            return try openFile(row, flags: flags)
+            let opened = try openFile(row, flags: flags)
+            return (opened.handle, opened.keepCache, row.mode & Int64(S_ISUID | S_ISGID) != 0)
         }
     }
 

@@ -249,6 +249,42 @@ import Testing
         #expect(status.contains("pending uploads: 0"))
     }
 
+    /// Write-only descriptors write around the page cache: what another descriptor has
+    /// cached or mapped of the file must show the new bytes at once, and a page written
+    /// through a shared mapping before must not come back over them.
+    @Test func writesThroughAWriteOnlyDescriptorReachCachedReaders() async throws {
+        let fixture = try MountFixture()
+        let a = try await fixture.mount("a")
+        try await fixture.sh("""
+            python3 -c '
+            import mmap, os, sys
+            path = sys.argv[1] + "/shared.bin"
+            with open(path, "wb") as f: f.write(b"A" * 8192)
+            writer = os.open(path, os.O_WRONLY)
+            reader = os.open(path, os.O_RDONLY)
+            assert os.pread(reader, 4, 0) == b"AAAA"
+            view = mmap.mmap(reader, 8192, prot=mmap.PROT_READ)
+            assert view[:4] == b"AAAA"
+            os.pwrite(writer, b"BBBB", 0)
+            assert os.pread(reader, 4, 0) == b"BBBB", os.pread(reader, 4, 0)
+            assert view[:4] == b"BBBB", view[:4]
+            both = os.open(path, os.O_RDWR)
+            mapped = mmap.mmap(both, 8192)
+            mapped[4096:4100] = b"MMMM"
+            os.pwrite(writer, b"WWWW", 4096)
+            mapped.flush()
+            assert os.pread(reader, 4, 4096) == b"WWWW", os.pread(reader, 4, 4096)
+            appender = os.open(path, os.O_WRONLY | os.O_APPEND)
+            os.write(appender, b"tail")
+            assert os.fstat(reader).st_size == 8196
+            assert os.pread(reader, 4, 8192) == b"tail"
+            ' \(a)
+            cp \(a)/shared.bin copy.bin
+            test "$(head -c 4 copy.bin)" = BBBB
+            test "$(tail -c 4 copy.bin)" = tail
+            """)
+    }
+
     @Test func killedDaemonLosesNothingFsynced() async throws {
         let fixture = try MountFixture()
         let a = try await fixture.mount("a")

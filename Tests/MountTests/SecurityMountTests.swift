@@ -30,6 +30,13 @@ import Testing
             fails su nobody -s /bin/sh -c 'touch \(shared)/new.txt' 2>/dev/null
             fails su nobody -s /bin/sh -c 'rm \(shared)/public.txt' 2>/dev/null
             test "$(cat \(shared)/public.txt)" = public
+            # A write by another user clears setuid and setgid, as on any Linux filesystem
+            # (write-only opens bypass the page cache, but not on such a file).
+            echo start > \(shared)/setid && chmod 6777 \(shared)/setid
+            test "$(stat -c %a \(shared)/setid)" = 6777
+            su nobody -s /bin/sh -c 'echo more >> \(shared)/setid'
+            test "$(stat -c %a \(shared)/setid)" = 777
+            test "$(cat \(shared)/setid)" = "$(printf 'start\nmore')"
             """)
     }
 
