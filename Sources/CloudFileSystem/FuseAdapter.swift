@@ -315,8 +315,8 @@ public final class FuseAdapter: FuseOperations {
     /// An open file's reply. noFlush saves a round trip on every close(2). A write-only
     /// descriptor (cp's, tar's, a compiler's output) writes around the page cache: the kernel
     /// sends the program's pages as they are instead of copying them into a cache of its
-    /// own first (1 GiB in 1 MiB writes: 1.0 s -> 0.5 s), and a small write skips the
-    /// capability probe too; it cannot be mmap-ed or read, so nothing is lost by it. Not
+    /// own first (1 GiB in 1 MiB writes: 1.0 s -> 0.5 s), and sends no security.capability
+    /// getxattr before each write; it cannot be mmap-ed or read, so nothing is lost by it. Not
     /// for a setuid or setgid file: the cached path is where the kernel clears those bits.
     private func opened(_ handle: UInt64, keepCache: Bool, flags: Int32 = O_RDONLY, setID: Bool = false) -> FuseOpenOptions {
         let direct = flags & O_ACCMODE == O_WRONLY && !setID && writeOnlyDirect.load(ordering: .relaxed)
