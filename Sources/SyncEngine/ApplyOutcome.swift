@@ -1,3 +1,5 @@
+import ItemModel
+
 /// What applying one journal record changed locally, beyond the database itself.
 struct ApplyOutcome: Sendable {
     var invalidations: [KernelInvalidation] = []
@@ -9,4 +11,7 @@ struct ApplyOutcome: Sendable {
     var placeholders: [Int64] = []
     /// For the watch API; empty when nobody watches.
     var events: [ChangeEvent] = []
+    /// Folders brought back only for another device's change (`RecordApplier.undelete`), by
+    /// id, with their change generation then; carried from record to record by the engine.
+    var resurrected: [ItemID: Int64] = [:]
 }

@@ -47,12 +47,16 @@ struct RecordApplier {
         var name: String
     }
 
-    init(db: Database, device: DeviceIdentity, activity: any LocalActivity, now: Int64, watched: Bool = false) {
+    init(
+        db: Database, device: DeviceIdentity, activity: any LocalActivity, now: Int64, watched: Bool = false,
+        resurrected: [ItemID: Int64] = [:]
+    ) {
         self.db = db
         self.device = device
         self.activity = activity
         self.now = now
         self.watched = watched
+        outcome.resurrected = resurrected
     }
 
     private mutating func note(_ kind: ChangeEvent.Kind, _ ino: Int64, path: String? = nil, from: String? = nil, detail: String? = nil) {
@@ -329,7 +333,10 @@ struct RecordApplier {
         for ino in subtree.reversed() {
             guard var item = try ItemRow.find(ino: ino, db) else { continue }
             if item.dirty == 0 && activity.hasWriters(ino) { throw MustWait(name: item.itemName.description) }
-            let keep = try item.dirty != 0 || ItemRow.hasChildren(ino, db)
+            // A folder this device had deleted, brought back only for a change the deleting
+            // device has now taken away with it: deleted on both sides, nothing to keep.
+            let onlyBroughtBack = item.dirty != 0 && outcome.resurrected[item.itemID] == item.changeGen
+            let keep = try (item.dirty != 0 && !onlyBroughtBack) || ItemRow.hasChildren(ino, db)
             if keep {
                 // Edit wins over delete: the item stays and will be committed as new, if the
                 // delete took it. One moved in here is still where others have it (its base):
@@ -442,6 +449,7 @@ struct RecordApplier {
         folder.baseSeq = 0
         folder.markChanged(.metadata, now: now)
         try folder.update(db)
+        outcome.resurrected[folder.itemID] = folder.changeGen
         outcome.invalidations.append(.entry(parent: parentIno, name: name.bytes))
         let message = "\(name): deleted here but changed on another device; it was kept"
         outcome.conflicts.append(message)

@@ -68,6 +68,12 @@ public actor SyncEngine {
         var seq: UInt64
     }
     private var pushOrder: PushOrder?
+    /// Folders a record brought back after this device deleted them (another device changed
+    /// something in them), with their change generation then. Until they are pushed or
+    /// changed here, a later record deleting them again (its device took the change away)
+    /// deletes them here too, instead of keeping them as an edit. In memory: after a
+    /// restart such a folder is kept, as before.
+    private var resurrected: [ItemID: Int64] = [:]
     /// Full plans made (each reads every dirty row); for tests.
     private(set) var fullPushPlans = 0
 
@@ -354,10 +360,13 @@ public actor SyncEngine {
         let device = self.device
         let activity = self.activity
         let watched = feed.isWatched
+        let resurrected = self.resurrected
         let outcome: ApplyOutcome
         do {
             outcome = try await metadata.write { db in
-                var applier = RecordApplier(db: db, device: device, activity: activity, now: Timestamp.now(), watched: watched)
+                var applier = RecordApplier(
+                    db: db, device: device, activity: activity, now: Timestamp.now(), watched: watched, resurrected: resurrected
+                )
                 try applier.apply(record, seq: seq)
                 return applier.outcome
             }
@@ -371,6 +380,7 @@ public actor SyncEngine {
             throw SyncError(code: .metadata, message: "cannot apply journal \(seq)", cause: error)
         }
         waitingFor = nil
+        self.resurrected = outcome.resurrected
         for ino in outcome.droppedContent {
             cache.remove(ino)
             activity.contentDiscarded(ino)
@@ -609,6 +619,7 @@ public actor SyncEngine {
         }
         lastSeq = seq
         uncertain = nil
+        for entry in plan.entries { resurrected[entry.itemID] = nil }
         // The items' state (pending -> local) changed.
         invalidations.invalidate(plan.entries.map { .inode($0.ino, data: false) })
         if feed.isWatched {
