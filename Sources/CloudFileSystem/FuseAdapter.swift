@@ -33,7 +33,8 @@ public final class FuseAdapter: FuseOperations {
         zeroMessageOpendir.store(connection.capable.contains(.noOpendirSupport), ordering: .relaxed)
         let invalidatesOnDirectWrite = connection.protocolMajor > 7 || connection.protocolMinor >= 39
         writeOnlyDirect.store(invalidatesOnDirectWrite, ordering: .relaxed)
-        logger.debug("FUSE \(connection.protocolMajor).\(connection.protocolMinor); write-only opens direct: \(invalidatesOnDirectWrite)")
+        // max_write also bounds the page-cache folio size on kernels whose FUSE has large folios.
+        logger.debug("FUSE \(connection.protocolMajor).\(connection.protocolMinor); write-only opens direct: \(invalidatesOnDirectWrite); max_write \(connection.maxWrite), max_readahead \(connection.maxReadahead)")
     }
 
     public func destroy() {}
