@@ -268,6 +268,15 @@ struct RecordApplier {
         }
     }
 
+    /// Whether the committed tree still holds this item with the folder, name, mode and
+    /// xattrs it has here (its delete here not pushed, nothing else changed).
+    private func stillCommittedAsIs(_ row: ItemRow) throws -> Bool {
+        guard let base = try BaseSnapshots.find(row.itemID, db) else { return false }
+        let parent = base.parent == .root ? ItemRow.rootIno : try ItemRow.find(id: base.parent, db)?.inode
+        guard let parent else { return false }
+        return try matchesMetadata(row, base, parent: parent)
+    }
+
     private func matchesMetadata(_ row: ItemRow, _ item: ItemSnapshot, parent: Int64) throws -> Bool {
         try row.parent == parent && row.itemName == item.name && UInt32(row.mode) == item.mode
             && row.symlinkTarget == item.target && StoredXattrs.all(of: row.inode, db) == (item.xattrs ?? [:])
@@ -446,10 +455,21 @@ struct RecordApplier {
         let name = try freeName(folder.itemName, parent: parentIno)
         folder.itemName = name
         folder.deleted = false
-        folder.baseSeq = 0
-        folder.markChanged(.metadata, now: now)
-        try folder.update(db)
-        outcome.resurrected[folder.itemID] = folder.changeGen
+        if try stillCommittedAsIs(folder) {
+            // Deleted here only, and the others have it as it is here: the delete is undone
+            // and there is nothing to push. Pushed, it would read elsewhere as an edit, and
+            // keep the folder on a device that deletes it too (as the one that moved
+            // something in may do next).
+            folder.dirtyFlags = []
+            folder.changeGen += 1
+            folder.ctime = now
+            try folder.update(db)
+        } else {
+            folder.baseSeq = 0
+            folder.markChanged(.metadata, now: now)
+            try folder.update(db)
+            outcome.resurrected[folder.itemID] = folder.changeGen
+        }
         outcome.invalidations.append(.entry(parent: parentIno, name: name.bytes))
         let message = "\(name): deleted here but changed on another device; it was kept"
         outcome.conflicts.append(message)

@@ -266,8 +266,9 @@ private final class SoakBatch {
     /// the committed items each device deleted.
     var windowTouched: [Set<String>] = []
     /// `inside`: what was inside a deleted folder on the deleting device (a remote change to
-    /// any of it brings the folder back there too, docs/CONTAINER-FORMAT.md).
-    var windowDeleted: [(device: Int, id: String, inside: [String], what: String)] = []
+    /// any of it brings the folder back there too, docs/CONTAINER-FORMAT.md); `above`: the
+    /// folders it was in, so a folder also counts what the device deleted from it earlier.
+    var windowDeleted: [(device: Int, id: String, inside: [String], above: [String], what: String)] = []
 
     /// Records of 2, 3 or 2,000 operations, by the seed: with short ones a round's changes
     /// span several records, and every device applies (and must settle) each in between.
@@ -399,7 +400,7 @@ private final class SoakBatch {
         let reference = online[rng.below(online.count)]
         try await checkConvergence(reference: reference, written: written, idsBefore: idsBefore, expectedCopies: expected, &stats)
         if away.isEmpty {
-            try checkDeletes(reference: reference, &stats)
+            try await checkDeletes(reference: reference, &stats)
         }
         try await checkQuiet(journal: journal, &stats)
         for index in devices.indices {
@@ -450,7 +451,7 @@ private final class SoakBatch {
         func deleted(_ entry: Entry) {
             if model().known.contains(entry.id) {
                 let inside = all.filter { $0.path.hasPrefix(entry.path + "/") }.map(\.id)
-                windowDeleted.append((index, entry.id, inside, "\(device.name) deleted \(entry.path) in round \(round)"))
+                windowDeleted.append((index, entry.id, inside, chain(folder(entry.path)), "\(device.name) deleted \(entry.path) in round \(round)"))
             }
         }
         func unlink(_ entry: Entry) throws {
@@ -760,19 +761,25 @@ private final class SoakBatch {
     /// also counts), so this is a lower bound of what must stay deleted: the model cannot
     /// tell apart, without replaying the journal, which of two changes in the window a
     /// device saw first.
-    private func checkDeletes(reference: Int, _ stats: inout SoakStats) throws {
+    private func checkDeletes(reference: Int, _ stats: inout SoakStats) async throws {
         let present = try liveIDs(devices[reference])
-        for (device, id, inside, what) in windowDeleted {
+        for (device, id, inside, _, what) in windowDeleted {
             // Touched elsewhere: the item, or what it held here when it was deleted (a folder
-            // moved into it here, then changed on another device, brings it back).
+            // moved into it here, then changed on another device, brings it back), or held
+            // earlier in the window and deleted first (a file edited elsewhere comes back, and
+            // its folder with it).
+            let emptiedFirst = windowDeleted.filter { $0.device == device && $0.above.contains(id) }.flatMap { [$0.id] + $0.inside }
+            let held = inside + emptiedFirst
             let touched = windowTouched.indices.contains { other in
-                other != device && (windowTouched[other].contains(id) || inside.contains { windowTouched[other].contains($0) })
+                other != device && (windowTouched[other].contains(id) || held.contains { windowTouched[other].contains($0) })
             }
             guard !touched else { continue }
             stats.checked("no resurrected delete")
             if present.contains(id) {
-                let path = try devices[reference].metadata.read { db in try ItemRow.find(id: ItemID(id), db).map { try ItemRow.path(of: $0.inode, db) } }
-                fail("resurrected delete: \(what), no other device touched it, yet it is back as \(path ?? "?") (id \(id))")
+                let path = try await devices[reference].metadata.read { db in try ItemRow.find(id: ItemID(id), db).map { try ItemRow.path(of: $0.inode, db) } }
+                let history = await storeHistory(of: [id])
+                fail("resurrected delete: \(what), no other device touched it, yet it is back as \(path ?? "?") (id \(id))\n"
+                    + "journal and checkpoints about it:\n" + history)
             }
         }
         windowDeleted = []
