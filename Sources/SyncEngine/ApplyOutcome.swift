@@ -11,7 +11,8 @@ struct ApplyOutcome: Sendable {
     var placeholders: [Int64] = []
     /// For the watch API; empty when nobody watches.
     var events: [ChangeEvent] = []
-    /// Folders brought back only for another device's change (`RecordApplier.undelete`), by
-    /// id, with their change generation then; carried from record to record by the engine.
+    /// Folders brought back only for another device's change and to be pushed
+    /// (`RecordApplier.undelete`), by id, with their change generation then; carried from
+    /// record to record by the engine.
     var resurrected: [ItemID: Int64] = [:]
 }

@@ -69,10 +69,12 @@ public actor SyncEngine {
     }
     private var pushOrder: PushOrder?
     /// Folders a record brought back after this device deleted them (another device changed
-    /// something in them), with their change generation then. Until they are pushed or
-    /// changed here, a later record deleting them again (its device took the change away)
-    /// deletes them here too, instead of keeping them as an edit. In memory: after a
-    /// restart such a folder is kept, as before.
+    /// something in them) that must be pushed (changed here, or gone from the committed
+    /// tree), with their change generation then. Until they are pushed or changed here, a
+    /// later record deleting them again (its device took the change away) deletes them here
+    /// too, instead of keeping them as an edit. In memory: after a restart such a folder is
+    /// kept. (One the committed tree still holds as it is here comes back clean, and needs
+    /// none of this.)
     private var resurrected: [ItemID: Int64] = [:]
     /// Full plans made (each reads every dirty row); for tests.
     private(set) var fullPushPlans = 0
@@ -519,11 +521,20 @@ public actor SyncEngine {
         return .committed
     }
 
-    /// The rows the next record takes (at most `maxOperationsPerRecord`) and the rows that
-    /// need no operation: the next part of this cycle's order if it still holds, else a
-    /// new order of every dirty row. Files `isHeldBack` are left out (a half-written file
-    /// is never published).
+    /// The rows the next record takes and the rows that need no operation: the next part
+    /// of the order (`nextInOrder`), with what a device applying them needs in the same
+    /// record (`PushPlan.withDependencies`).
     private func choosePush() async throws(SyncError) -> (chosen: [ItemRow], settled: [Int64]) {
+        let (chosen, settled) = try await nextInOrder()
+        guard !chosen.isEmpty else { return ([], settled) }
+        let record = try await metadataRead("cannot plan the push") { db in try PushPlan.withDependencies(chosen, db) }
+        return (record.ordered, settled + record.settled)
+    }
+
+    /// At most `maxOperationsPerRecord` rows, and the rows that need no operation: the next
+    /// part of this cycle's order if it still holds, else a new order of every dirty row.
+    /// Files `isHeldBack` are left out (a half-written file is never published).
+    private func nextInOrder() async throws(SyncError) -> (chosen: [ItemRow], settled: [Int64]) {
         let limit = configuration.maxOperationsPerRecord
         let localChanges = signals.withLock { $0.pushes.changes }
         if let order = pushOrder, order.localChanges == localChanges, order.seq == lastSeq, !order.inodes.isEmpty {
@@ -538,10 +549,7 @@ public actor SyncEngine {
                 return (chosen, rest)
             }
             pushOrder?.inodes = rest
-            if !chosen.isEmpty {
-                let record = try await metadataRead("cannot plan the push") { db in try PushPlan.withDependencies(chosen, db) }
-                return (record.ordered, record.settled)
-            }
+            if !chosen.isEmpty { return (chosen, []) }
         }
         pushOrder = nil
         fullPushPlans += 1
@@ -554,9 +562,7 @@ public actor SyncEngine {
         if ordered.count > limit {
             pushOrder = PushOrder(inodes: ordered.dropFirst(limit).map(\.inode)[...], localChanges: localChanges, seq: lastSeq)
         }
-        let chosen = Array(ordered.prefix(limit))
-        let record = try await metadataRead("cannot plan the push") { db in try PushPlan.withDependencies(chosen, db) }
-        return (record.ordered, settled + record.settled)
+        return (Array(ordered.prefix(limit)), settled)
     }
 
     /// A file open for writing and written since its last fsync: not pushed yet.
