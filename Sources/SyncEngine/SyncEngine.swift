@@ -189,7 +189,7 @@ public actor SyncEngine {
             // A watch wake-up is not allowed to defeat the backoff of a failing store.
             if !paused && (syncRequested || pushDue || (pullDue && failures == 0) || now >= nextPoll) {
                 // A poll or a remote change during a burst of local changes only pulls.
-                let mode: CycleMode = syncRequested || overdue ? .drain : (bursting ? .pullOnly : .push)
+                let mode: CycleMode = syncRequested || overdue ? .drain : (bursting ? .pullOnly : (pushDue ? .push : .poll))
                 let waiters = syncRequested ? syncWaiters : []
                 if syncRequested { syncWaiters = [] }
                 syncRequested = false
@@ -221,8 +221,13 @@ public actor SyncEngine {
     private enum CycleMode {
         /// A burst of local changes is under way: they wait for its end.
         case pullOnly
-        /// Push until nothing is left, or until a new burst of local changes starts.
+        /// Push until nothing is left, or until a new burst of local changes starts (the
+        /// changes that made the push due go in the first round).
         case push
+        /// A poll or a wake-up with no push due: push what is left over, unless a burst of
+        /// local changes starts meanwhile (even before the first round: its first files
+        /// would go alone, beside the program still making the rest).
+        case poll
         /// Push until nothing is left (`ubiqfs sync --wait`, resume, unmount, and a burst
         /// whose oldest change has waited `maxPushDelay`).
         case drain
@@ -248,9 +253,10 @@ public actor SyncEngine {
                     throw SyncError(code: .waiting, message: "a change from another device waits until \(waitingFor ?? "a file") is closed here")
                 }
                 if mode == .pullOnly { break cycleRounds }
-                // The changes that made this push due go in the first round; later rounds
-                // wait if a new burst has started meanwhile.
-                if mode == .push && rounds > 1 && signals.withLock({ $0.pushes.isBursting(at: .now, debounce: debounce, maxDelay: maxDelay) }) { break cycleRounds }
+                // The changes that made a push due go in the first round; after that, and in
+                // a poll's every round, changes wait if a new burst has started meanwhile.
+                let mayYield = mode == .poll || (mode == .push && rounds > 1)
+                if mayYield && signals.withLock({ $0.pushes.isBursting(at: .now, debounce: debounce, maxDelay: maxDelay) }) { break cycleRounds }
                 switch try await push() {
                 case .idle: break cycleRounds
                 case .raced: races += 1
