@@ -19,11 +19,11 @@ import Testing
             \(bin) evict \(m)/keep.txt
             # The program that fills the disk is told so.
             fails dd if=/dev/zero of=\(m)/big bs=1M count=100 2> err
-            grep -q "No space left on device" err
+            grep -q "No space left on device" err || { cat err >&2; false; }
             # Reading a placeholder needs room too, and says so (never EIO or zeros).
             fails cat \(m)/keep.txt > /dev/null 2> err
-            grep -q "No space left on device" err
-            ls \(m) | grep -q big
+            grep -q "No space left on device" err || { cat err >&2; false; }
+            ls \(m) | grep -q big || { ls -la \(m) >&2; false; }
             \(bin) status \(m) > /dev/null
             # Space back, work goes on.
             rm \(m)/big
