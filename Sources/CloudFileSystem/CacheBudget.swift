@@ -52,8 +52,8 @@ public final class CacheBudget: Sendable {
                 // Now and then, pinned items whose download failed or was cut short are fetched again.
                 if ContinuousClock.now - lastPrefetch >= .seconds(60) {
                     lastPrefetch = .now
-                    let sync = core.sync
-                    Task { await sync.prefetchPinned() }
+                    let downloads = core.downloads
+                    Task { await downloads.prefetchPinned() }
                 }
                 Thread.sleep(forTimeInterval: pause)
             }
@@ -93,10 +93,7 @@ public final class CacheBudget: Sendable {
         let candidates: [(ino: Int64, lastUse: Int64)]
         do {
             candidates = try core.metadata.read { db in
-                try ItemRow
-                    .filter(ItemRow.Columns.kind == ItemKind.file.rawValue && ItemRow.Columns.content == ContentState.local.rawValue
-                        && ItemRow.Columns.dirty == 0 && ItemRow.Columns.deleted == false)
-                    .fetchAll(db)
+                try ItemRow.cleanLocalFiles(includingDeleted: false, db)
                     .filter { row in try row.baseSeq > 0 && !handles.isOpen(row.inode) && !ItemRow.isPinned(row.inode, db) }
                     .map { ($0.inode, handles.lastUse($0.inode) ?? cache.status($0.inode)?.mtime ?? 0) }
             }

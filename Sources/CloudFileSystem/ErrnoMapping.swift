@@ -1,7 +1,6 @@
 import ContentCache
 import Glibc
 import MetadataStore
-import SyncEngine
 
 /// The only place where errors become errno values for the kernel.
 enum ErrnoMapping {
@@ -10,15 +9,6 @@ enum ErrnoMapping {
         case let error as FileSystemError: errno(error.code)
         case let error as MetadataError: error.code == .diskFull ? ENOSPC : EIO
         case let error as CacheError: error.code == .diskFull ? ENOSPC : EIO
-        case let error as SyncError:
-            switch error.code {
-            case .unreachable: ENETUNREACH
-            case .cancelled: EINTR
-            case .notFound: ENOENT
-            case .paused: ENETUNREACH
-            case .diskFull: ENOSPC
-            default: EIO
-            }
         case is CancellationError: EINTR
         default: EIO
         }
@@ -47,7 +37,6 @@ enum ErrnoMapping {
         case .interrupted: EINTR
         case .busy: EBUSY
         case .readOnly: EROFS
-        case .needsDownload, .needsRange: EIO
         }
     }
 }

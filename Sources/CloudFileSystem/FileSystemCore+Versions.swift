@@ -41,7 +41,7 @@ extension FileSystemCore {
         }
         let temporary: TemporaryCacheFile
         do throws(SyncError) {
-            temporary = try await sync.fetchVersion(version.blocks, of: row.itemName.description)
+            temporary = try await downloads.fetchVersion(version.blocks, of: row.itemName.description)
         } catch {
             throw FileSystemError(error.code == .unreachable ? .unreachable : .io, "cannot download version \(seq) of \(row.itemName)", cause: error)
         }
@@ -59,9 +59,7 @@ extension FileSystemCore {
         }
         let now = Timestamp.now()
         do {
-            // fsync and rename: blocking calls, off the cooperative pool.
-            let cache = self.cache
-            try await OffloadedWork.run { () throws(CacheError) in try cache.install(temporary, as: ino, mtime: now) }
+            try await cache.installDurably(temporary, as: ino, mtime: now)
         } catch {
             cache.discard(temporary)
             throw Self.wrap(error)

@@ -17,11 +17,12 @@ import SyncEngine
 /// (HandleTable, notifier queue), which are leaves. Kernel invalidations are queued,
 /// never sent from here.
 public final class FileSystemCore: Sendable {
-    public let metadata: MetadataStore
-    public let cache: ContentCache
-    public let coordinator: FileCoordinator
-    public let handles: HandleTable
-    public let sync: SyncEngine
+    let metadata: MetadataStore
+    let cache: ContentCache
+    let coordinator: FileCoordinator
+    let handles: HandleTable
+    let sync: SyncEngine
+    let downloads: Downloader
     let notifier: any InvalidationSink
     let logger: Logger
     /// Answered on the root as `user.ubiqfs.control`, so the CLI finds the daemon from a path.
@@ -53,6 +54,7 @@ public final class FileSystemCore: Sendable {
         self.coordinator = coordinator
         self.handles = handles
         self.sync = sync
+        self.downloads = sync.downloads
         self.controlSocketPath = controlSocketPath
         self.logger = logger
     }
@@ -61,7 +63,7 @@ public final class FileSystemCore: Sendable {
 
     /// Owners are operation names only: the lease table's key already names the item, and a
     /// literal costs nothing on the read and write paths.
-    private func withLeases<T>(
+    func withLeases<T>(
         _ requests: [(Int64, LeaseAccess)], _ owner: String, _ body: () throws(FileSystemError) -> T
     ) throws(FileSystemError) -> T {
         let leases: LeaseSet
@@ -80,7 +82,7 @@ public final class FileSystemCore: Sendable {
         sync.feed.emit(ChangeEvent(kind, path: path ?? self.path(of: ino), from: from, origin: .local, detail: detail))
     }
 
-    private func watchedPath(_ ino: Int64) -> String? {
+    func watchedPath(_ ino: Int64) -> String? {
         sync.feed.isWatched ? path(of: ino) : nil
     }
 
@@ -96,7 +98,7 @@ public final class FileSystemCore: Sendable {
 
     /// `freeing`: the change frees space (a delete, a truncate, an eviction), so on a full
     /// disk it may spend the state disk's reserve: freeing space must work when it is needed.
-    private func write<T>(freeing: Bool = false, _ body: (Database) throws -> T) throws(FileSystemError) -> T {
+    func write<T>(freeing: Bool = false, _ body: (Database) throws -> T) throws(FileSystemError) -> T {
         do {
             return try metadata.write(body)
         } catch where freeing && error.code == .diskFull && cache.reserve.release() {
@@ -140,14 +142,14 @@ public final class FileSystemCore: Sendable {
         return row
     }
 
-    private static func checkName(_ name: [UInt8]) throws(FileSystemError) -> ByteString {
+    static func checkName(_ name: [UInt8]) throws(FileSystemError) -> ByteString {
         if name.count > ItemName.maxLength { throw FileSystemError(.nameTooLong) }
         let value = ByteString(name)
         guard ItemName.isValid(value) else { throw FileSystemError(.invalid, "invalid name") }
         return value
     }
 
-    private static func liveDirectory(_ ino: Int64, _ db: Database) throws -> ItemRow {
+    static func liveDirectory(_ ino: Int64, _ db: Database) throws -> ItemRow {
         guard let row = try ItemRow.find(ino: ino, db), !row.deleted else { throw FileSystemError(.notFound) }
         guard row.itemKind == .directory else { throw FileSystemError(.notDirectory) }
         return row
@@ -214,14 +216,11 @@ public final class FileSystemCore: Sendable {
     /// Drops an unlinked item's content once nothing uses it, and its row if its delete
     /// needs no push. The content goes even while the delete waits for the store (no push
     /// needs the bytes of a deleted file): `rm` frees disk space offline too.
-    private func purge(_ ino: Int64) {
+    func purge(_ ino: Int64) {
         let unused: Bool
         do {
             unused = try write(freeing: true) { db in
-                try db.execute(sql: "DELETE FROM item WHERE ino = ? AND deleted = 1 AND dirty = 0", arguments: [ino])
-                if db.changesCount > 0 { return true }
-                try db.execute(sql: "UPDATE item SET content = ? WHERE ino = ? AND deleted = 1", arguments: [ContentState.placeholder.rawValue, ino])
-                return db.changesCount > 0
+                try ItemRow.purgeIfSettled(ino, db) || ItemRow.dropContentIfDeleted(ino, db)
             }
         } catch {
             // The row and its content stay; the reconciliation at the next start frees them.
@@ -239,7 +238,7 @@ public final class FileSystemCore: Sendable {
 
     // MARK: Creating
 
-    private func insertNew(
+    func insertNew(
         parent: Int64, name: [UInt8], kind: ItemKind, mode: UInt32, caller: Caller, target: ByteString? = nil, rdev: UInt64? = nil
     ) throws(FileSystemError) -> ItemRow {
         let itemName = try Self.checkName(name)
@@ -262,8 +261,7 @@ public final class FileSystemCore: Sendable {
                 row.rdev = rdev.map { Int64(bitPattern: $0) }
                 row.markChanged(kind == .file ? [.metadata, .content] : .metadata, now: now)
                 try row.insert(db)
-                // Only the times: a whole-row update would rewrite the folder's index entries too.
-                try db.cachedStatement(sql: "UPDATE item SET mtime = ?, ctime = ? WHERE ino = ?").execute(arguments: [now, now, parent])
+                try ItemRow.touchFolders([parent], now: now, db)
                 return row
             }
             if kind == .file {
@@ -314,7 +312,8 @@ public final class FileSystemCore: Sendable {
 
     public func create(parent: Int64, name: [UInt8], mode: UInt32, flags: Int32, caller: Caller) throws(FileSystemError) -> (ItemAttributes, UInt64) {
         let row = try insertNew(parent: parent, name: name, kind: .file, mode: mode, caller: caller)
-        let opened = try openFile(row, flags: flags & ~O_TRUNC)
+        // A new file is empty and local: it never waits for content.
+        guard let opened = try openFile(row, flags: flags & ~O_TRUNC) else { throw FileSystemError(.io, "new file \(row.inode) is a placeholder") }
         return (try attributes(of: row), opened.handle)
     }
 
@@ -340,7 +339,7 @@ public final class FileSystemCore: Sendable {
                 row.deleted = true
                 row.markChanged(.metadata, now: now)
                 try row.update(db)
-                try db.execute(sql: "UPDATE item SET mtime = ?, ctime = ? WHERE ino = ?", arguments: [now, now, parent])
+                try ItemRow.touchFolders([parent], now: now, db)
             }
         }
         handles.markUnlinked(victim.inode)
@@ -424,7 +423,7 @@ public final class FileSystemCore: Sendable {
                 moving.itemName = targetName
                 moving.markChanged(.metadata, now: now)
                 try moving.update(db)
-                try db.execute(sql: "UPDATE item SET mtime = ?, ctime = ? WHERE ino IN (?, ?)", arguments: [now, now, parent, newParent])
+                try ItemRow.touchFolders([parent, newParent], now: now, db)
                 return victim
             }
         }
@@ -442,8 +441,8 @@ public final class FileSystemCore: Sendable {
             emit(.moved, source.inode, from: fromPath)
         }
         // Moved into a pinned folder: what is not local yet is downloaded.
-        let sync = self.sync
-        Task { await sync.prefetchPinned(under: source.inode) }
+        let downloads = self.downloads
+        Task { await downloads.prefetchPinned(under: source.inode) }
     }
 
     // MARK: Symlinks
@@ -456,13 +455,28 @@ public final class FileSystemCore: Sendable {
 
     // MARK: Open files
 
-    /// Opens a file whose content is local; throws `.needsDownload` for a placeholder
-    /// (the adapter downloads it outside any lease and calls again).
-    /// `setID`: the file has a setuid or setgid bit, which a write by the kernel's cached
-    /// path clears (so the adapter keeps such a file on that path).
-    public func open(_ ino: Int64, flags: Int32) throws(FileSystemError) -> (handle: UInt64, keepCache: Bool, setID: Bool) {
+    /// Opens a file. A placeholder opens once it can be read: for reading, as soon as its
+    /// download has started (each read then waits for its own blocks); for writing, once
+    /// its whole content is here. Downloads run outside any lease. The first attempt runs
+    /// on the caller's thread (`FuseAdapter` starts the call with `Task.immediate` on a
+    /// libfuse thread), so a local file opens with no hop; attempts after a wait run on
+    /// `OffloadedWork`'s threads, as they may block on a lease.
+    public func open(_ ino: Int64, flags: Int32) async throws(FileSystemError) -> OpenedFile {
+        if let opened = try openLocal(ino, flags: flags) { return opened }
+        if flags & O_ACCMODE == O_RDONLY { return try await openStreaming(ino) }
+        // After three downloads whose result was replaced before the open, give up.
+        for _ in 0..<3 {
+            try await waitForContent(ino)
+            if let opened = try await offloaded({ () throws(FileSystemError) in try self.openLocal(ino, flags: flags) }) { return opened }
+        }
+        throw FileSystemError(.io, "content of inode \(ino) keeps changing")
+    }
+
+    /// Opens a file whose content is local; nil for a placeholder that must be downloaded
+    /// first (an empty one, or one opened with O_TRUNC, becomes an empty local file).
+    private func openLocal(_ ino: Int64, flags: Int32) throws(FileSystemError) -> OpenedFile? {
         let truncate = flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY
-        return try withLeases([(ino, truncate ? .exclusive : .shared)], "open") { () throws(FileSystemError) in
+        return try withLeases([(ino, truncate ? .exclusive : .shared)], "open") { () throws(FileSystemError) -> OpenedFile? in
             let row = try row(ino)
             guard !row.deleted else { throw FileSystemError(.notFound) }
             switch row.itemKind {
@@ -473,28 +487,21 @@ public final class FileSystemCore: Sendable {
             case .fifo, .socket, .characterDevice, .blockDevice: throw FileSystemError(.noDevice)
             case .file: break
             }
-            let opened = try openFile(row, flags: flags)
-            return (opened.handle, opened.keepCache, row.mode & Int64(S_ISUID | S_ISGID) != 0)
+            guard let opened = try openFile(row, flags: flags) else { return nil }
+            return OpenedFile(handle: opened.handle, keepCache: opened.keepCache, setID: row.mode & Int64(S_ISUID | S_ISGID) != 0)
         }
     }
 
-    private func openFile(_ row: ItemRow, flags: Int32) throws(FileSystemError) -> (handle: UInt64, keepCache: Bool) {
+    private func openFile(_ row: ItemRow, flags: Int32) throws(FileSystemError) -> (handle: UInt64, keepCache: Bool)? {
         let ino = row.inode
         let writable = flags & O_ACCMODE != O_RDONLY
         let truncate = flags & O_TRUNC != 0 && writable
         if row.contentState == .placeholder {
-            if truncate || row.size == 0 {
-                // Nothing to download: the content is empty (now).
-                do { try cache.createEmpty(ino) } catch { throw Self.wrap(error) }
-                try write { db in
-                    guard var current = try ItemRow.find(ino: ino, db) else { return }
-                    current.contentState = .local
-                    try current.update(db)
-                }
-                if truncate && row.size > 0 { try noteContentChange(ino) }
-            } else {
-                throw FileSystemError(.needsDownload)
-            }
+            // Nothing to download when the content is empty (now).
+            guard truncate || row.size == 0 else { return nil }
+            do { try cache.createEmpty(ino) } catch { throw Self.wrap(error) }
+            try write { db in try ItemRow.setContentState(.local, of: ino, db) }
+            if truncate && row.size > 0 { try noteContentChange(ino) }
         }
         let fd: Int32
         do { fd = try cache.open(ino, writable: writable) } catch { throw Self.wrap(error) }
@@ -509,13 +516,42 @@ public final class FileSystemCore: Sendable {
                 throw error
             }
         }
-        let opened = handles.open(OpenFile(ino: ino, fd: fd, writable: writable, append: flags & O_APPEND != 0))
-        return opened
+        return handles.open(OpenFile(ino: ino, fd: fd, writable: writable, append: flags & O_APPEND != 0))
+    }
+
+    /// A placeholder opened for reading: the open returns as soon as the download has
+    /// started, on the download's temporary file (the same inode the cache file will be).
+    private func openStreaming(_ ino: Int64) async throws(FileSystemError) -> OpenedFile {
+        let stream: (path: String, generation: UInt64)?
+        do { stream = try await downloads.beginStreaming(ino) } catch { throw .waitingForContent(error) }
+        return try await offloaded { () throws(FileSystemError) -> OpenedFile in
+            let opened = try self.withLeases([(ino, .shared)], "open") { () throws(FileSystemError) -> (handle: UInt64, keepCache: Bool)? in
+                if let stream {
+                    let fd = Glibc.open(stream.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+                    if fd >= 0 { return (self.handles.open(OpenFile(ino: ino, fd: fd, writable: false, append: false, stream: stream.generation)).handle, false) }
+                    // Installed meanwhile (the temporary file became the cache file): open that.
+                }
+                return try self.openFile(self.row(ino), flags: O_RDONLY)
+            }
+            guard let opened else { throw FileSystemError(.io, "content of inode \(ino) keeps changing") }
+            return OpenedFile(handle: opened.handle, keepCache: opened.keepCache, setID: false)
+        }
+    }
+
+    /// Waits (outside any lease) until a placeholder's content is local; Ctrl-C stops
+    /// waiting, the download goes on for others.
+    private func waitForContent(_ ino: Int64) async throws(FileSystemError) {
+        do { try await downloads.materialize(ino) } catch { throw .waitingForContent(error) }
+    }
+
+    /// Runs blocking work (leases, the cache, SQLite) off the cooperative pool.
+    private func offloaded<T: Sendable>(_ work: @escaping @Sendable () throws(FileSystemError) -> T) async throws(FileSystemError) -> T {
+        try await OffloadedWork.run(work)
     }
 
     /// Records a local content change: in memory always, in the database the first time
     /// since the item was clean.
-    private func noteContentChange(_ ino: Int64) throws(FileSystemError) {
+    func noteContentChange(_ ino: Int64) throws(FileSystemError) {
         guard handles.noteWrite(ino) else { return }
         do {
             try metadata.write { db in
@@ -530,30 +566,29 @@ public final class FileSystemCore: Sendable {
         }
     }
 
-    /// Opens a placeholder for reading while it downloads: reads of blocks not there yet
-    /// throw `.needsRange` and the adapter waits for them.
-    public func openStream(_ ino: Int64, path: String, generation: UInt64) throws(FileSystemError) -> (handle: UInt64, keepCache: Bool) {
-        try withLeases([(ino, .shared)], "open") { () throws(FileSystemError) in
-            let fd = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-            guard fd >= 0 else {
-                // Installed meanwhile (the temporary file became the cache file): open it as usual.
-                return try openFile(row(ino), flags: O_RDONLY)
+    /// Reads from an open file. On a file still downloading, the read first waits for the
+    /// blocks it covers (fetched before the others; Ctrl-C stops waiting); a failed
+    /// download is never served as zeros.
+    public func read(handle: UInt64, size: Int, offset: Int64) async throws(FileSystemError) -> [UInt8] {
+        guard let file = handles.file(handle) else { throw FileSystemError(.badHandle) }
+        guard let generation = file.stream else { return try readNow(file, size: size, offset: offset) }
+        switch downloads.transfers.rangeStatus(generation, offset: offset, length: size) {
+        case .ready:
+            return try readNow(file, size: size, offset: offset)
+        case .failed(let failure):
+            throw FileSystemError(failure.unreachable ? .unreachable : failure.noSpace ? .noSpace : .io, failure.reason)
+        case .missing:
+            do {
+                try await downloads.waitForRange(file.ino, generation: generation, offset: offset, length: size)
+            } catch {
+                throw .waitingForContent(error)
             }
-            let opened = handles.open(OpenFile(ino: ino, fd: fd, writable: false, append: false, stream: generation))
-            return (opened.handle, false)
+            return try await offloaded { () throws(FileSystemError) in try self.readNow(file, size: size, offset: offset) }
         }
     }
 
-    public func read(handle: UInt64, size: Int, offset: Int64) throws(FileSystemError) -> [UInt8] {
-        guard let file = handles.file(handle) else { throw FileSystemError(.badHandle) }
-        if let generation = file.stream {
-            switch sync.transfers.rangeStatus(generation, offset: offset, length: size) {
-            case .ready: break
-            case .missing: throw FileSystemError(.needsRange)
-            case .failed(let failure): throw FileSystemError(failure.unreachable ? .unreachable : failure.noSpace ? .noSpace : .io, failure.reason)
-            }
-        }
-        return try withLeases([(file.ino, .shared)], "read") { () throws(FileSystemError) in
+    private func readNow(_ file: OpenFile, size: Int, offset: Int64) throws(FileSystemError) -> [UInt8] {
+        try withLeases([(file.ino, .shared)], "read") { () throws(FileSystemError) in
             do {
                 return try Syscall.readFully(fd: file.fd, count: size, at: offset)
             } catch {
@@ -584,7 +619,7 @@ public final class FileSystemCore: Sendable {
         // The content is on disk; now the row that says it changed, with synchronous=FULL.
         do {
             try metadata.durableWrite { db in
-                try db.execute(sql: "UPDATE item SET changeGen = changeGen WHERE ino = ?", arguments: [file.ino])
+                try ItemRow.rewrite(file.ino, db)
             }
         } catch {
             throw Self.wrap(error)
@@ -597,7 +632,7 @@ public final class FileSystemCore: Sendable {
     public func fsyncDirectory(_ ino: Int64) throws(FileSystemError) {
         do {
             try metadata.durableWrite { db in
-                try db.execute(sql: "UPDATE item SET changeGen = changeGen WHERE ino = ?", arguments: [ino])
+                try ItemRow.rewrite(ino, db)
             }
         } catch {
             throw Self.wrap(error)
@@ -627,19 +662,33 @@ public final class FileSystemCore: Sendable {
 
     // MARK: setattr
 
-    public func setAttributes(_ ino: Int64, _ changes: AttributeChanges, handle: UInt64?) throws(FileSystemError) -> ItemAttributes {
+    /// chmod, chown, utimes and truncate. Truncating a placeholder to a size other than 0
+    /// waits for its content first (outside any lease), as a writable open does; like
+    /// `open`, the first attempt runs on the caller's thread.
+    public func setAttributes(_ ino: Int64, _ changes: AttributeChanges, handle: UInt64?) async throws(FileSystemError) -> ItemAttributes {
+        if let updated = try setAttributesNow(ino, changes) { return updated }
+        for _ in 0..<3 {
+            try await waitForContent(ino)
+            if let updated = try await offloaded({ () throws(FileSystemError) in try self.setAttributesNow(ino, changes) }) { return updated }
+        }
+        throw FileSystemError(.io, "content of inode \(ino) keeps changing")
+    }
+
+    /// The attributes after the change; nil (nothing changed) if a truncate needs the
+    /// placeholder's content first.
+    private func setAttributesNow(_ ino: Int64, _ changes: AttributeChanges) throws(FileSystemError) -> ItemAttributes? {
         var metadataChanged = false
-        let updated = try withLeases([(ino, .exclusive)], "setattr") { () throws(FileSystemError) in
+        let updated = try withLeases([(ino, .exclusive)], "setattr") { () throws(FileSystemError) -> ItemAttributes? in
             var row = try row(ino)
             let now = Timestamp.now()
             if let size = changes.size {
                 guard row.itemKind == .file else { throw FileSystemError(row.itemKind == .directory ? .isDirectory : .invalid) }
                 guard size >= 0 else { throw FileSystemError(.invalid) }
                 if row.contentState == .placeholder {
-                    if size != 0 { throw FileSystemError(.needsDownload) }
+                    if size != 0 { return nil }
                     do { try cache.createEmpty(ino) } catch { throw Self.wrap(error) }
                     try write { db in
-                        try db.execute(sql: "UPDATE item SET content = ? WHERE ino = ?", arguments: [ContentState.local.rawValue, ino])
+                        try ItemRow.setContentState(.local, of: ino, db)
                     }
                 } else {
                     let result = Glibc.truncate(cache.path(for: ino), off_t(size))
@@ -692,6 +741,7 @@ public final class FileSystemCore: Sendable {
             if metadataChanged { sync.localChange() }
             return try attributes(of: self.row(ino))
         }
+        guard let updated else { return nil }
         if changes.size != nil {
             emit(.modified, ino)
         } else if metadataChanged {
@@ -752,7 +802,7 @@ public final class FileSystemCore: Sendable {
     /// The `user.ubiqfs.*` names (docs/XATTRS.md): answered by name, never listed.
     private func statusXattr(_ ino: Int64, _ key: String) throws(FileSystemError) -> [UInt8] {
         let row = try row(ino)
-        let transfer = sync.transfers.transfer(ino)
+        let transfer = downloads.transfers.transfer(ino)
         switch key {
         case "user.ubiqfs.control" where ino == ItemRow.rootIno: return Array(controlSocketPath.utf8)
         case "user.ubiqfs.id": return Array(row.id.utf8)
@@ -761,7 +811,7 @@ public final class FileSystemCore: Sendable {
         case "user.ubiqfs.state":
             let state = if let transfer {
                 transfer.direction == .download ? "downloading" : "uploading"
-            } else if sync.transfers.error(ino) != nil {
+            } else if downloads.transfers.error(ino) != nil {
                 "error"
             } else if row.dirty != 0 {
                 "pending"
@@ -775,14 +825,14 @@ public final class FileSystemCore: Sendable {
             let percent = transfer?.percent ?? (row.itemKind == .file && row.contentState == .placeholder ? 0 : 100)
             return Array(String(percent).utf8)
         case "user.ubiqfs.error":
-            guard let error = sync.transfers.error(ino) else { throw FileSystemError(.noAttribute) }
+            guard let error = downloads.transfers.error(ino) else { throw FileSystemError(.noAttribute) }
             return Array(error.utf8)
         case "user.ubiqfs.conflicts":
             // Computed from the siblings, so it is the same on every device and a conflict
             // is resolved by deleting (or renaming) its copy.
             let copies = try read { db -> [ByteString] in
                 guard let parent = row.parent else { return [] }
-                let rows = try ItemRow.filter(sql: "parent = ? AND deleted = 0 AND instr(name, ?) > 0", arguments: [parent, Data(" (conflict from ".utf8)]).fetchAll(db)
+                let rows = try ItemRow.conflictCopyCandidates(in: parent, db)
                 return rows.map(\.itemName).filter { ItemName.isConflictCopy($0, of: row.itemName) }
             }
             guard !copies.isEmpty else { throw FileSystemError(.noAttribute) }
@@ -806,7 +856,7 @@ public final class FileSystemCore: Sendable {
                 }.map(\.inode)
             }
         }
-        sync.prefetch(toFetch)
+        downloads.prefetch(toFetch)
     }
 
     /// Drops local content, keeping the item as a placeholder; a folder evicts everything
@@ -833,10 +883,10 @@ public final class FileSystemCore: Sendable {
                 if try ItemRow.isPinned(ino, db) {
                     throw FileSystemError(.notPermitted, "\(row.itemName) is pinned; unpin it first")
                 }
-                if row.dirtyFlags.contains(.content) || row.baseSeq == 0 || handles.hasWriters(ino) || sync.transfers.transfer(ino) != nil {
+                if row.dirtyFlags.contains(.content) || row.baseSeq == 0 || handles.hasWriters(ino) || downloads.transfers.transfer(ino) != nil {
                     throw FileSystemError(.busy, "\(row.itemName) has changes not uploaded yet or is open for writing")
                 }
-                try db.execute(sql: "UPDATE item SET content = ?, ctime = ? WHERE ino = ?", arguments: [ContentState.placeholder.rawValue, Timestamp.now(), ino])
+                try ItemRow.makePlaceholder(ino, now: Timestamp.now(), db)
                 return true
             }
             if evicted {
@@ -922,7 +972,7 @@ public final class FileSystemCore: Sendable {
     public func statistics() -> (total: UInt64, free: UInt64, available: UInt64, blockSize: UInt64, files: UInt64) {
         var info = statvfs()
         statvfs(cache.directory, &info)
-        let files = (try? metadata.read { db in try ItemRow.fetchCount(db) }) ?? 0
+        let files = (try? metadata.read { db in try ItemRow.count(db) }) ?? 0
         return (UInt64(info.f_blocks), UInt64(info.f_bfree), UInt64(info.f_bavail), UInt64(info.f_frsize), UInt64(files))
     }
 
@@ -934,10 +984,5 @@ public final class FileSystemCore: Sendable {
     /// Bytes of content on this disk (st_blocks of every cache file).
     public func cacheBytes() -> Int64 {
         cache.cachedInodes().reduce(0) { $0 + (cache.status($1)?.blocks ?? 0) * 512 }
-    }
-
-    /// Downloads a placeholder (outside any lease); the caller then opens it again.
-    public func materialize(_ ino: Int64) async throws {
-        try await sync.materialize(ino)
     }
 }

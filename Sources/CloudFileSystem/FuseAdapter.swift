@@ -5,8 +5,9 @@ import Logging
 import Synchronization
 
 /// The FUSE face of `FileSystemCore`: each callback calls the core, replies, or maps the
-/// error. Work that waits on the store (opening a placeholder) runs in a Task that replies
-/// later, so libfuse threads stay free; a kernel interrupt (Ctrl-C) cancels that Task.
+/// error. The core's async operations (open, read, setattr: they may wait for content)
+/// start on the libfuse thread and reply from it when nothing needs waiting for; a wait
+/// frees the thread and the reply comes later. A kernel interrupt (Ctrl-C) cancels it.
 public final class FuseAdapter: FuseOperations {
     public let core: FileSystemCore
     let logger: Logger
@@ -96,36 +97,17 @@ public final class FuseAdapter: FuseOperations {
         Caller(uid: request.context.uid, gid: request.context.gid, pid: request.context.pid)
     }
 
-    /// The one way a request replies later: `work` runs in a Task (which a kernel interrupt,
-    /// Ctrl-C, cancels; the interrupt handler is registered before the Task exists), and a
-    /// thrown error becomes the reply.
-    private func replyLater(_ request: FuseRequest, _ operation: String, _ work: @escaping @Sendable (FileSystemCore) async throws -> Void) {
+    /// The one way an async operation replies: `work` starts at once on this libfuse
+    /// thread (`Task.immediate`) and replies from it unless it has to wait, which frees
+    /// the thread; a kernel interrupt (Ctrl-C) cancels the Task (the interrupt handler is
+    /// registered before the Task exists), and a thrown error becomes the reply.
+    private func reply(_ request: FuseRequest, _ operation: String, _ work: @escaping @Sendable (FileSystemCore) async throws(FileSystemError) -> Void) {
         let box = CancellationBox()
         request.onInterrupt { box.cancel() }
         let core = self.core
-        box.attach(Task {
-            do { try await work(core) } catch { self.fail(request, error, operation) }
+        box.attach(Task.immediate {
+            do throws(FileSystemError) { try await work(core) } catch { self.fail(request, error, operation) }
         })
-    }
-
-    /// Runs `body` after the content of `ino` is downloaded, off the cooperative pool (it may
-    /// wait for a lease); `body` replies.
-    private func afterDownload(_ request: FuseRequest, _ ino: UInt64, _ operation: String, _ body: @escaping @Sendable () throws -> Void) {
-        replyLater(request, operation) { core in
-            for _ in 0..<3 {
-                try await core.materialize(Int64(ino))
-                let retried: Bool = try await OffloadedWork.run { () throws -> Bool in
-                    do {
-                        try body()
-                        return true
-                    } catch let error as FileSystemError where error.code == .needsDownload {
-                        return false
-                    }
-                }
-                if retried { return }
-            }
-            throw FileSystemError(.io, "content of inode \(ino) keeps changing")
-        }
     }
 
     // MARK: Names
@@ -164,17 +146,9 @@ public final class FuseAdapter: FuseOperations {
             mode: changes.mode, uid: changes.uid, gid: changes.gid, size: changes.size.map { Int64(clamping: $0) },
             atime: time(changes.atime), mtime: time(changes.mtime)
         )
-        let core = self.core
-        do {
-            let attributes = try core.setAttributes(Int64(ino), wanted, handle: handle)
+        reply(request, "setattr") { core throws(FileSystemError) in
+            let attributes = try await core.setAttributes(Int64(ino), wanted, handle: handle)
             request.reply(attributes: Self.fuseAttributes(attributes), timeout: Self.cacheTimeout)
-        } catch where error.code == .needsDownload {
-            afterDownload(request, ino, "truncate") {
-                let attributes = try core.setAttributes(Int64(ino), wanted, handle: handle)
-                request.reply(attributes: Self.fuseAttributes(attributes), timeout: Self.cacheTimeout)
-            }
-        } catch {
-            fail(request, error, "setattr")
         }
     }
 
@@ -248,33 +222,9 @@ public final class FuseAdapter: FuseOperations {
     // MARK: Files
 
     public func open(_ request: FuseRequest, ino: UInt64, flags: Int32) {
-        let core = self.core
-        do {
-            let opened = try core.open(Int64(ino), flags: flags)
+        reply(request, "open") { core throws(FileSystemError) in
+            let opened = try await core.open(Int64(ino), flags: flags)
             request.reply(open: self.opened(opened.handle, keepCache: opened.keepCache, flags: flags, setID: opened.setID))
-        } catch where error.code == .needsDownload && flags & O_ACCMODE == O_RDONLY {
-            streamingOpen(request, ino)
-        } catch where error.code == .needsDownload {
-            afterDownload(request, ino, "open") {
-                let opened = try core.open(Int64(ino), flags: flags)
-                request.reply(open: self.opened(opened.handle, keepCache: opened.keepCache, flags: flags, setID: opened.setID))
-            }
-        } catch {
-            fail(request, error, "open")
-        }
-    }
-
-    /// A placeholder opened for reading: the open returns as soon as the download has
-    /// started; each read waits only for its own blocks.
-    private func streamingOpen(_ request: FuseRequest, _ ino: UInt64) {
-        replyLater(request, "open") { core in
-            let stream = try await core.sync.beginStreaming(Int64(ino))
-            let opened = try await OffloadedWork.run { () throws -> (handle: UInt64, keepCache: Bool) in
-                if let stream { return try core.openStream(Int64(ino), path: stream.path, generation: stream.generation) }
-                let opened = try core.open(Int64(ino), flags: O_RDONLY)
-                return (opened.handle, opened.keepCache)
-            }
-            request.reply(open: self.opened(opened.handle, keepCache: opened.keepCache))
         }
     }
 
@@ -288,18 +238,8 @@ public final class FuseAdapter: FuseOperations {
     }
 
     public func read(_ request: FuseRequest, ino: UInt64, handle: UInt64, size: Int, offset: Int64) {
-        do {
-            request.reply(bytes: try core.read(handle: handle, size: size, offset: offset))
-        } catch where error.code == .needsRange {
-            // Blocks still downloading: wait for them (Ctrl-C stops waiting), then read.
-            replyLater(request, "read") { core in
-                guard let generation = core.handles.file(handle)?.stream else { throw FileSystemError(.badHandle) }
-                try await core.sync.waitForRange(Int64(ino), generation: generation, offset: offset, length: size)
-                let bytes = try await OffloadedWork.run { () throws -> [UInt8] in try core.read(handle: handle, size: size, offset: offset) }
-                request.reply(bytes: bytes)
-            }
-        } catch {
-            fail(request, error, "read")
+        reply(request, "read") { core throws(FileSystemError) in
+            request.reply(bytes: try await core.read(handle: handle, size: size, offset: offset))
         }
     }
 

@@ -83,7 +83,7 @@ public enum LocalStateReset {
                 row.deleted ? "\(row.itemName) (deleted)" : try ItemRow.path(of: row.inode, db)
             }
             blockers.uncertainCommit = try MetadataStore.setting(SettingKey.uncertainCommit, db) != nil
-            let local = try ItemRow.filter(ItemRow.Columns.content == ContentState.local.rawValue && ItemRow.Columns.kind == ItemKind.file.rawValue && ItemRow.Columns.dirty == 0).fetchAll(db)
+            let local = try ItemRow.cleanLocalFiles(includingDeleted: true, db)
             for row in local {
                 var info = stat()
                 let path = stateDir + "/cache/" + String(row.inode)

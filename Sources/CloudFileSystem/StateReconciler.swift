@@ -12,31 +12,9 @@ public enum StateReconciler {
     public static func reconcile(metadata: MetadataStore, cache: ContentCache, logger: Logger) throws {
         let cached = Self.uniqueSorted(cache.cachedInodes())
         let outcome = try metadata.write { db -> (purged: [Int64], lost: [String], stray: [Int64]) in
-            // Deleted rows whose delete needs no push are unused now (no kernel, no handles).
-            var purged = try Int64.fetchAll(db, sql: "SELECT ino FROM item WHERE deleted = 1 AND dirty = 0")
-            try db.execute(sql: "DELETE FROM item WHERE deleted = 1 AND dirty = 0")
-            // Deletes still to push need no content: free it now, as an unused unlink does.
-            purged += try Int64.fetchAll(db, sql: "SELECT ino FROM item WHERE deleted = 1 AND content = ?", arguments: [ContentState.local.rawValue])
-            try db.execute(sql: "UPDATE item SET content = ? WHERE deleted = 1", arguments: [ContentState.placeholder.rawValue])
-            // Local files without a cache file, and cache files without an item: one pass
-            // over the inodes in order beside the sorted cache listing.
-            var missing: [(ino: Int64, contentChanged: Bool)] = []
-            var stray: [Int64] = []
-            var next = 0
-            let rows = try Row.fetchCursor(db, sql: "SELECT ino, kind, content, dirty FROM item ORDER BY ino")
-            while let row = try rows.next() {
-                let ino: Int64 = row[0]
-                while next < cached.count && cached[next] < ino {
-                    stray.append(cached[next])
-                    next += 1
-                }
-                let isCached = next < cached.count && cached[next] == ino
-                if isCached { next += 1 }
-                if !isCached && row[1] == ItemKind.file.rawValue && row[2] == ContentState.local.rawValue {
-                    missing.append((ino, DirtyFlags(rawValue: row[3]).contains(.content)))
-                }
-            }
-            stray += cached[next...]
+            // Nothing uses any inode yet: deleted rows go, or at least their content.
+            let purged = try ItemRow.purgeDeletedAtStart(db)
+            let (missing, stray) = try ItemRow.cacheMismatches(cached: cached, db)
             var lost: [String] = []
             for (ino, contentChanged) in missing {
                 guard var item = try ItemRow.find(ino: ino, db) else { continue }

@@ -108,6 +108,15 @@ public final class ContentCache: Sendable {
         close(temporary.fd)
     }
 
+    /// `install`, then the cache folder fsynced so the rename survives a power loss; off
+    /// the cooperative pool (fsync and rename block). For downloads and restores alike.
+    public func installDurably(_ temporary: TemporaryCacheFile, as ino: Int64, mtime: Int64) async throws(CacheError) {
+        try await OffloadedWork.run { () throws(CacheError) in
+            try self.install(temporary, as: ino, mtime: mtime)
+            try self.syncFolder()
+        }
+    }
+
     /// Makes the renames in the cache folder durable.
     public func syncFolder() throws(CacheError) {
         do { try Syscall.fsyncDirectory(directory) } catch {

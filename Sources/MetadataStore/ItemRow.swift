@@ -40,15 +40,15 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
     /// A device node's device number (bit pattern of `dev_t`).
     public var rdev: Int64?
 
-    public enum Columns {
-        public static let ino = Column(CodingKeys.ino)
-        public static let id = Column(CodingKeys.id)
-        public static let parent = Column(CodingKeys.parent)
-        public static let name = Column(CodingKeys.name)
-        public static let dirty = Column(CodingKeys.dirty)
-        public static let deleted = Column(CodingKeys.deleted)
-        public static let content = Column(CodingKeys.content)
-        public static let kind = Column(CodingKeys.kind)
+    enum StoredColumns {
+        static let ino = Column(CodingKeys.ino)
+        static let id = Column(CodingKeys.id)
+        static let parent = Column(CodingKeys.parent)
+        static let name = Column(CodingKeys.name)
+        static let dirty = Column(CodingKeys.dirty)
+        static let deleted = Column(CodingKeys.deleted)
+        static let content = Column(CodingKeys.content)
+        static let kind = Column(CodingKeys.kind)
     }
 
     public init(
@@ -232,7 +232,7 @@ extension ItemRow {
     }
 
     public static func hasChildren(_ parent: Int64, _ db: Database) throws -> Bool {
-        try !ItemRow.filter(Columns.parent == parent && Columns.deleted == false).isEmpty(db)
+        try !ItemRow.filter(StoredColumns.parent == parent && StoredColumns.deleted == false).isEmpty(db)
     }
 
     /// Whether `ino` is `ancestor` or inside it (bounded: parents come from the store too).
@@ -285,6 +285,6 @@ extension ItemRow {
 
     /// Rows with local changes not yet committed.
     public static func dirtyRows(_ db: Database) throws -> [ItemRow] {
-        try ItemRow.filter(Columns.dirty != 0).order(Columns.ino).fetchAll(db)
+        try ItemRow.filter(StoredColumns.dirty != 0).order(StoredColumns.ino).fetchAll(db)
     }
 }

@@ -8,7 +8,7 @@ import ItemModel
 /// synchronous=NORMAL for ordinary changes; `durableWrite` switches to FULL for the fsync
 /// path (WAL+NORMAL was seen to lose committed transactions on power loss).
 public final class MetadataStore: Sendable {
-    public let pool: DatabasePool
+    let pool: DatabasePool
     public let path: String
     private let readers: ReaderConnections
 

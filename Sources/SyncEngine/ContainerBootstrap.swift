@@ -68,10 +68,10 @@ public enum ContainerBootstrap {
                     let bytes = try RecordCodec.encode(info)
                     if try await StoreDeadline.run(timeout, { () throws(StoreError) in try await store.putIfAbsent(ContainerLayout.infoKey, bytes) }) { return info }
                 } catch {
-                    throw SyncEngine.wrap(error, "cannot create the container in \(store.displayName)")
+                    throw SyncError.wrap(error, "cannot create the container in \(store.displayName)")
                 }
             } catch {
-                throw SyncEngine.wrap(error, "cannot read the container from \(store.displayName)")
+                throw SyncError.wrap(error, "cannot read the container from \(store.displayName)")
             }
         }
         throw SyncError(code: .container, message: "cannot read or create container.json in \(store.displayName)")

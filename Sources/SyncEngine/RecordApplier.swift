@@ -331,12 +331,7 @@ struct RecordApplier {
         }
         // What is inside a changed item stays with it: a folder moved in here is not part of
         // what the other device deleted (its contents are not even in that device's folder).
-        let subtree = try Int64.fetchAll(db, sql: """
-            WITH RECURSIVE sub(ino, dirty) AS (
-                SELECT ?, 0 UNION ALL
-                SELECT item.ino, item.dirty FROM item JOIN sub ON item.parent = sub.ino WHERE item.deleted = 0 AND sub.dirty = 0
-            ) SELECT ino FROM sub
-            """, arguments: [row.inode])
+        let subtree = try ItemRow.subtreeStoppingAtChanges(of: row.inode, db)
         // Deepest first, so a folder is decided after everything in it.
         var survivors: Set<Int64> = []
         for ino in subtree.reversed() {

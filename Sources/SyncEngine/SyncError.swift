@@ -1,3 +1,4 @@
+import ContainerStore
 import ContentCache
 import Glibc
 import ItemModel
@@ -19,5 +20,27 @@ extension CodedError where Code == SyncErrorCode {
         default: false
         }
         return SyncError(code: full ? .diskFull : .cache, message: message, cause: error)
+    }
+
+    /// A lower error as a sync error saying what was being done; a store's code survives
+    /// where it matters (unreachable: try later; not found; corrupt).
+    static func wrap(_ error: any Error, _ message: String) -> SyncError {
+        if let error = error as? SyncError { return error }
+        if let error = error as? StoreError {
+            let code: SyncErrorCode = switch error.code {
+            case .unreachable: .unreachable
+            case .notFound: .notFound
+            case .corrupt: .corrupt
+            default: .store
+            }
+            return SyncError(code: code, message: message, cause: error)
+        }
+        return SyncError(code: .store, message: message, cause: error)
+    }
+}
+
+extension Task where Success == Never, Failure == Never {
+    static func checkCancellation(or error: SyncError) throws(SyncError) {
+        if Task.isCancelled { throw error }
     }
 }

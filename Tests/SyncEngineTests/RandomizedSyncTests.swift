@@ -505,8 +505,8 @@ private final class SoakBatch {
                 let size = try device.core.attributes(file.ino).size
                 let newSize = Int64(rng.below(Int(max(size, 1))))
                 line = "truncate \(file.path) to \(newSize)"
-                if try device.core.attributes(file.ino).blocks == 0 && newSize > 0 { try await device.core.materialize(file.ino) }
-                _ = try device.core.setAttributes(file.ino, AttributeChanges(size: newSize), handle: nil)
+                // A placeholder's content is downloaded by the truncate itself.
+                _ = try await device.core.setAttributes(file.ino, AttributeChanges(size: newSize), handle: nil)
                 contentChanged(file)
             case 9..<11:
                 kind = "mkdir"
@@ -563,7 +563,7 @@ private final class SoakBatch {
                 guard let item = rng.pick(all.filter { $0.kind != .symlink }) else { return "chmod: nothing" }
                 let mode = rng.pick(Self.modes)!
                 line = "chmod \(item.path) \(String(mode, radix: 8))"
-                _ = try device.core.setAttributes(item.ino, AttributeChanges(mode: mode), handle: nil)
+                _ = try await device.core.setAttributes(item.ino, AttributeChanges(mode: mode), handle: nil)
                 touch(chain(item.path))
             case 20:
                 kind = "setxattr"

@@ -28,7 +28,7 @@ import Testing
         try await a.sync()
         let ino = try #require(b.inode("big.bin"))
         let handle = try await b.open(ino, flags: O_RDONLY)
-        let middle = try b.core.read(handle: handle, size: 1000, offset: 6 << 20)
+        let middle = try await b.core.read(handle: handle, size: 1000, offset: 6 << 20)
         #expect(middle == Array(big[(6 << 20)..<((6 << 20) + 1000)]))
         b.core.release(handle: handle)
         #expect(try await a.tree() == b.tree())

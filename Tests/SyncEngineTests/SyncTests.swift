@@ -239,7 +239,7 @@ import Testing
         // Here a rename, there a chmod and an xattr: both survive, on both devices.
         try a.rename("plan.txt", "plan-v2.txt")
         let inoB = try #require(b.inode("plan.txt"))
-        _ = try b.core.setAttributes(inoB, AttributeChanges(mode: 0o600), handle: nil)
+        _ = try await b.core.setAttributes(inoB, AttributeChanges(mode: 0o600), handle: nil)
         try b.core.setXattr(inoB, name: Array("user.tag".utf8), value: Array("red".utf8), flags: 0)
         try await a.sync()
         try await b.sync()
@@ -364,7 +364,10 @@ import Testing
         }
         let b = try await TestDevice(store: store, name: "b")
         try await b.sync()
-        await #expect(throws: SyncError.self) { _ = try await b.read("data.bin") }
+        // The program gets EIO; the cause says why.
+        let error = await #expect(throws: FileSystemError.self) { _ = try await b.read("data.bin") }
+        #expect(error?.code == .io)
+        #expect((error?.cause as? SyncError)?.code == .corrupt)
         await a.shutdown()
         await b.shutdown()
     }

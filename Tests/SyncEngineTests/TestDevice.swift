@@ -89,14 +89,8 @@ final class TestDevice: Sendable {
         core.release(handle: handle)
     }
 
-    /// Opens like the FUSE adapter does: download first if it is a placeholder.
     func open(_ ino: Int64, flags: Int32) async throws -> UInt64 {
-        do {
-            return try core.open(ino, flags: flags).handle
-        } catch where error.code == .needsDownload {
-            try await core.materialize(ino)
-            return try core.open(ino, flags: flags).handle
-        }
+        try await core.open(ino, flags: flags).handle
     }
 
     func read(_ path: String) async throws -> String {
@@ -108,7 +102,7 @@ final class TestDevice: Sendable {
         let handle = try await open(ino, flags: O_RDONLY)
         defer { core.release(handle: handle) }
         let size = try core.attributes(ino).size
-        return try core.read(handle: handle, size: Int(size) + 10, offset: 0)
+        return try await core.read(handle: handle, size: Int(size) + 10, offset: 0)
     }
 
     func remove(_ path: String) throws {

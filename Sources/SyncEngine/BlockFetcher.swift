@@ -1,0 +1,35 @@
+import ContainerStore
+import ContentCache
+import ItemModel
+
+/// Fetches one content block, checks it against its hash and writes it at its offset in a
+/// cache file: the one way content enters this device (downloads, streaming reads, pinned
+/// prefetch, version restore). Hashing a 4 MiB block takes milliseconds of CPU, so hashing
+/// and writing run on `OffloadedWork`'s threads, never on the cooperative pool (which must
+/// stay free to answer the kernel).
+struct BlockFetcher: Sendable {
+    let store: any ContainerStore
+    let timeout: Duration
+
+    /// `what` names the content in errors ("notes.txt (id)", "a version of notes.txt").
+    func fetch(_ block: BlockReference, into fd: Int32, at offset: Int64, of what: String) async throws(SyncError) {
+        let bytes: [UInt8]
+        do {
+            bytes = try await StoreDeadline.run(timeout) { [store] () throws(StoreError) in
+                try await store.get(ContainerLayout.blockKey(block.hash))
+            }
+        } catch {
+            throw SyncError.wrap(error, "cannot download \(what)")
+        }
+        try await OffloadedWork.run { () throws(SyncError) in
+            guard Int64(bytes.count) == block.length, ContentHasher.sha256Hex(bytes) == block.hash else {
+                throw SyncError(code: .corrupt, message: "block \(block.hash) of \(what) does not match its hash; not served")
+            }
+            do throws(SystemError) {
+                try Syscall.writeAll(fd: fd, bytes, at: offset)
+            } catch {
+                throw SyncError.cacheWrite("cannot write \(what) to the cache", error)
+            }
+        }
+    }
+}

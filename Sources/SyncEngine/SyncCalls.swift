@@ -1,0 +1,40 @@
+import ContainerStore
+import GRDB
+import MetadataStore
+
+/// How the engine and the downloads call the store and the state database: store calls
+/// bounded by the store timeout, and every error wrapped with what was being done.
+struct SyncCalls: Sendable {
+    let store: any ContainerStore
+    let metadata: MetadataStore
+    let timeout: Duration
+
+    /// A store call, bounded by `timeout`.
+    func store<T: Sendable>(
+        _ message: String, _ body: @escaping @Sendable (any ContainerStore) async throws(StoreError) -> T
+    ) async throws(SyncError) -> T {
+        let store = self.store
+        do {
+            return try await StoreDeadline.run(timeout) { () throws(StoreError) in try await body(store) }
+        } catch {
+            throw SyncError.wrap(error, message)
+        }
+    }
+
+    /// A write transaction (reads go through `read`: concurrent, no writer lock).
+    func write<T: Sendable>(_ message: String, _ body: @escaping @Sendable (Database) throws -> T) async throws(SyncError) -> T {
+        do {
+            return try await metadata.write(body)
+        } catch {
+            throw SyncError(code: .metadata, message: message, cause: error)
+        }
+    }
+
+    func read<T: Sendable>(_ message: String, _ body: @escaping @Sendable (Database) throws -> T) async throws(SyncError) -> T {
+        do {
+            return try await metadata.read(body)
+        } catch {
+            throw SyncError(code: .metadata, message: message, cause: error)
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import ItemModel
+import MetadataStore
+
+/// When the engine syncs: a loop that runs a cycle (pull, then push as the mode says) on
+/// a local change after the debounce, a remote change, a request, or the next poll, and
+/// backs off while the store fails.
+extension SyncEngine {
+    func run() async {
+        var nextPoll = ContinuousClock.now
+        while !Task.isCancelled {
+            let now = ContinuousClock.now
+            let (debounce, maxDelay) = (configuration.debounce, configuration.maxPushDelay)
+            let (pushDue, overdue, bursting, pullDue) = signals.withLock {
+                ($0.pushes.isDue(at: now, debounce: debounce, maxDelay: maxDelay), $0.pushes.isOverdue(at: now, maxDelay: maxDelay),
+                 $0.pushes.isBursting(at: now, debounce: debounce, maxDelay: maxDelay), $0.pullWanted)
+            }
+            // A watch wake-up is not allowed to defeat the backoff of a failing store.
+            if !paused && (syncRequested || pushDue || (pullDue && failures == 0) || now >= nextPoll) {
+                // A poll or a remote change during a burst of local changes only pulls.
+                let mode: CycleMode = syncRequested || overdue ? .drain : (bursting ? .pullOnly : (pushDue ? .push : .poll))
+                let waiters = syncRequested ? syncWaiters : []
+                if syncRequested { syncWaiters = [] }
+                syncRequested = false
+                let result = await cycle(mode)
+                nextPoll = .now + nextPollDelay(after: result)
+                for waiter in waiters { waiter.resume(returning: result) }
+            } else if paused && !syncWaiters.isEmpty {
+                let waiters = syncWaiters
+                syncWaiters = []
+                for waiter in waiters { waiter.resume(returning: .failure(SyncError(code: .paused, message: "sync is paused"))) }
+            }
+            try? await Task.sleep(for: .milliseconds(25))
+        }
+    }
+
+    /// The poll interval while all is well; after failures, doubling up to
+    /// `maxBackoff`, with up to a quarter of random jitter so devices do not retry in step.
+    private func nextPollDelay(after result: Result<Void, SyncError>) -> Duration {
+        if case .success = result {
+            failures = 0
+            return configuration.pollInterval
+        }
+        failures += 1
+        let base = min(configuration.pollInterval * (1 << min(failures, 10)), configuration.maxBackoff)
+        return base + base * Double.random(in: 0...0.25)
+    }
+
+    /// What a cycle does after pulling.
+    enum CycleMode {
+        /// A burst of local changes is under way: they wait for its end.
+        case pullOnly
+        /// Push until nothing is left, or until a new burst of local changes starts (the
+        /// changes that made the push due go in the first round).
+        case push
+        /// A poll or a wake-up with no push due: push what is left over, unless a burst of
+        /// local changes starts meanwhile (even before the first round: its first files
+        /// would go alone, beside the program still making the rest).
+        case poll
+        /// Push until nothing is left (`ubiqfs sync --wait`, resume, unmount, and a burst
+        /// whose oldest change has waited `maxPushDelay`).
+        case drain
+    }
+
+    /// One round: pull, then push (as `mode` says) until nothing is left or the store refuses.
+    func cycle(_ mode: CycleMode = .drain) async -> Result<Void, SyncError> {
+        pushOrder = nil
+        signals.withLock {
+            if mode != .pullOnly { $0.pushes.pushStarted() }
+            $0.pullWanted = false
+        }
+        let (debounce, maxDelay) = (configuration.debounce, configuration.maxPushDelay)
+        do throws(SyncError) {
+            // At most 50 rounds, or 50 lost races, should other devices keep committing;
+            // but a planned backlog (`pushOrder`) is pushed to its end: 100,000 changes
+            // are 50 records.
+            var (rounds, races) = (0, 0)
+            cycleRounds: while races < 50 && (rounds < 50 || !(pushOrder?.inodes.isEmpty ?? true)) {
+                rounds += 1
+                guard try await pull() else {
+                    // Nothing can be committed before the journal is applied up to its end.
+                    throw SyncError(code: .waiting, message: "a change from another device waits until \(waitingFor ?? "a file") is closed here")
+                }
+                if mode == .pullOnly { break cycleRounds }
+                // The changes that made a push due go in the first round; after that, and in
+                // a poll's every round, changes wait if a new burst has started meanwhile.
+                let mayYield = mode == .poll || (mode == .push && rounds > 1)
+                if mayYield && signals.withLock({ $0.pushes.isBursting(at: .now, debounce: debounce, maxDelay: maxDelay) }) { break cycleRounds }
+                switch try await push() {
+                case .idle: break cycleRounds
+                case .raced: races += 1
+                case .committed: break
+                }
+            }
+            reachability.set(online: true)
+            lastError = nil
+            lastSync = Date()
+            await pruneVersions()
+            return .success(())
+        } catch {
+            // Unmounting cancelled the loop mid-cycle: what is pending stays for the last push.
+            if Task.isCancelled { return .failure(error) }
+            reachability.set(online: error.code != .unreachable)
+            lastError = error.description
+            remember(error.description, in: &errors)
+            logger.error("sync failed: \(error)")
+            // Retried at the next poll (later when offline), or when a writer closes.
+            return .failure(error)
+        }
+    }
+}
+
+extension SyncEngine {
+    /// Forgets file versions older than the retention (each file's newest stays), at
+    /// most every ten minutes.
+    func pruneVersions() async {
+        let now = ContinuousClock.now
+        if let last = lastPrune, now - last < .seconds(600) { return }
+        lastPrune = now
+        let retention = configuration.versionRetention
+        let cutoff = Timestamp.now() - retention.components.seconds * 1_000_000_000
+        do {
+            let removed = try await metadata.write { db in try FileVersions.prune(before: cutoff, db) }
+            if removed > 0 { logger.info("forgot \(removed) file versions older than the retention") }
+        } catch {
+            logger.error("cannot prune file versions: \(error)")
+        }
+    }
+}

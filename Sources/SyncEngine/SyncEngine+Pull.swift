@@ -1,0 +1,181 @@
+import ContainerStore
+import FileCoordinator
+import Foundation
+import ItemModel
+import MetadataStore
+
+/// Pulling: every record after `lastSeq`, in order, each applied in one transaction under
+/// exclusive leases on what it touches (`RecordApplier`); a new device starts from the
+/// newest checkpoint.
+extension SyncEngine {
+    /// Applies every new record; false if one must wait for a local writer.
+    @discardableResult
+    func pull() async throws(SyncError) -> Bool {
+        if lastSeq == 0 { try await loadCheckpoint() }
+        // Sequence numbers have no gaps (each is taken with put-if-absent), so reading the
+        // next key until there is none needs no listing: one request per poll when idle.
+        while true {
+            let seq = lastSeq + 1
+            let key = ContainerLayout.journalKey(seq)
+            let bytes: [UInt8]
+            do {
+                bytes = try await calls.store("cannot read \(key)") { store throws(StoreError) in try await store.get(key) }
+            } catch where error.code == .notFound {
+                return true
+            }
+            var record = JournalRecord(device: "", deviceName: "", commit: "", time: 0, ops: [])
+            do {
+                let decoded = try RecordCodec.decode(JournalRecord.self, from: bytes)
+                try RecordValidator.validate(decoded)
+                record = decoded
+            } catch let error where error.code == .unsupportedFormat {
+                throw SyncError(code: .container, message: "journal record \(seq): \(error.message)")
+            } catch {
+                // An unreadable record is skipped (and said), so it cannot stop the container.
+                logger.error("journal record \(seq) is malformed and was skipped: \(error)")
+                remember("journal record \(seq) skipped: \(error.message)", in: &errors)
+            }
+            guard try await apply(record, seq: seq) else { return false }
+            try await settleUncertain(record, seq: seq)
+        }
+    }
+
+    /// The pull reached the seq of a commit whose outcome was unknown: if the record is
+    /// ours, finish that commit now; if another device's, ours did not land (its rows are
+    /// still dirty and go in a later commit).
+    func settleUncertain(_ record: JournalRecord, seq: UInt64) async throws(SyncError) {
+        guard let pending = uncertain, seq >= pending.seq else { return }
+        uncertain = nil
+        if seq == pending.seq && record.commit == pending.commit {
+            logger.notice("journal \(seq) is this device's commit whose reply was lost; settled, not committed again")
+            let plan = try await calls.read("cannot read items for journal \(seq)") { db in
+                pending.settlingPlan(for: record) { id in try? ItemRow.find(id: id, db)?.inode }
+            }
+            try await committed(plan, seq: seq, time: pending.time)
+        } else {
+            _ = try await calls.write("cannot clear the uncertain commit") { db in
+                try MetadataStore.removeSetting(SettingKey.uncertainCommit, db)
+            }
+        }
+    }
+
+    /// Applies one record under exclusive leases on every item it touches and their
+    /// folders. Returns false (and applies nothing) if it must wait for a local writer.
+    func apply(_ record: JournalRecord, seq: UInt64) async throws(SyncError) -> Bool {
+        let inos: [Int64] = try await calls.read("cannot read items for journal \(seq)") { db in
+            var inos: Set<Int64> = []
+            for operation in record.ops {
+                if case .upsert(let item) = operation {
+                    if item.parent == .root {
+                        inos.insert(ItemRow.rootIno)
+                    } else if let parent = try ItemRow.find(id: item.parent, db) {
+                        inos.insert(parent.inode)
+                    }
+                }
+                guard let row = try ItemRow.find(id: operation.itemID, db) else { continue }
+                inos.insert(row.inode)
+                if let parent = row.parent { inos.insert(parent) }
+            }
+            return inos.sorted()
+        }
+        let leases: LeaseSet
+        do {
+            leases = try await coordinator.acquire(inos.map { LeaseRequest(UInt64($0), .exclusive) }, owner: "sync: apply journal \(seq)")
+        } catch {
+            throw SyncError(code: .cancelled, message: "cancelled while waiting to apply journal \(seq)", cause: error)
+        }
+        let device = self.device
+        let activity = self.activity
+        let watched = feed.isWatched
+        let resurrected = self.resurrected
+        let outcome: ApplyOutcome
+        do {
+            outcome = try await metadata.write { db in
+                var applier = RecordApplier(
+                    db: db, device: device, activity: activity, now: Timestamp.now(), watched: watched, resurrected: resurrected
+                )
+                try applier.apply(record, seq: seq)
+                return applier.outcome
+            }
+        } catch {
+            leases.release()
+            if let wait = error.cause as? RecordApplier.MustWait {
+                waitingFor = wait.name
+                logger.info("journal \(seq) waits until \(wait.name) is closed")
+                return false
+            }
+            throw SyncError(code: .metadata, message: "cannot apply journal \(seq)", cause: error)
+        }
+        waitingFor = nil
+        self.resurrected = outcome.resurrected
+        for ino in outcome.droppedContent {
+            cache.remove(ino)
+            activity.contentDiscarded(ino)
+        }
+        leases.release()
+        lastSeq = seq
+        invalidations.invalidate(outcome.invalidations)
+        feed.emit(outcome.events)
+        for conflict in outcome.conflicts {
+            logger.warning("conflict: \(conflict)")
+            remember(conflict, in: &conflicts)
+        }
+        for refusal in outcome.refused {
+            logger.error("refused from the store: \(refusal)")
+            remember(refusal, in: &errors)
+        }
+        await purgeDeleted()
+        if !outcome.placeholders.isEmpty {
+            let candidates = outcome.placeholders
+            let pinned = (try? await metadata.read { db in try ItemRow.pinned(among: candidates, db) }) ?? []
+            downloads.prefetch(pinned)
+        }
+        return true
+    }
+
+    func loadCheckpoint() async throws(SyncError) {
+        let keys = try await calls.store("cannot list checkpoints") { store throws(StoreError) in
+            try await store.listAll(prefix: ContainerLayout.checkpointPrefix)
+        }
+        guard let key = keys.last, ContainerLayout.sequence(ofKey: key, prefix: ContainerLayout.checkpointPrefix) != nil else { return }
+        let bytes = try await calls.store("cannot read \(key)") { store throws(StoreError) in try await store.get(key) }
+        // Decoding and ordering 100k items takes a while: off the cooperative pool.
+        let loaded = await OffloadedWork.run { () -> (seq: UInt64, items: [ItemSnapshot])? in
+            guard let checkpoint = try? RecordCodec.decode(Checkpoint.self, from: bytes), checkpoint.format == Checkpoint.currentFormat,
+                  ContainerLayout.checkpointKey(checkpoint.seq) == key, checkpoint.seq < UInt64(Int64.max)
+            else { return nil }
+            // Parents before children, so every upsert finds its folder.
+            let children = Dictionary(grouping: checkpoint.items, by: \.parent)
+            var ordered: [ItemSnapshot] = []
+            var queue: [ItemID] = [.root]
+            var seen: Set<ItemID> = [.root]
+            while let next = queue.popLast() {
+                for child in children[next] ?? [] where seen.insert(child.id).inserted {
+                    ordered.append(child)
+                    queue.append(child.id)
+                }
+            }
+            return (checkpoint.seq, ordered)
+        }
+        guard let (seq, ordered) = loaded else {
+            logger.error("checkpoint \(key) is unreadable; replaying the journal instead")
+            return
+        }
+        let record = JournalRecord(device: "checkpoint", deviceName: "checkpoint", commit: key, time: 0, ops: ordered.map { .upsert($0) })
+        logger.info("loading checkpoint \(seq) with \(ordered.count) items")
+        _ = try await apply(record, seq: seq)
+    }
+
+    /// Drops rows of deleted items that nothing references any more, and their content.
+    func purgeDeleted() async {
+        guard let candidates = try? await metadata.read({ db in try ItemRow.purgeCandidates(db) }) else { return }
+        let unused = candidates.filter { !activity.isReferenced($0) }
+        guard !unused.isEmpty else { return }
+        _ = try? await metadata.write { db in
+            for ino in unused {
+                try ItemRow.purgeIfSettled(ino, db)
+            }
+        }
+        for ino in unused { cache.remove(ino) }
+    }
+}

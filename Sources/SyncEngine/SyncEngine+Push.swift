@@ -1,0 +1,193 @@
+import ContainerStore
+import Foundation
+import ItemModel
+import MetadataStore
+
+/// Pushing: the next part of the commit order (`PushPlan`), its content uploaded
+/// (`ContentUploader`), committed as the next journal record with put-if-absent; a lost
+/// race is settled by the next pull (the rebase).
+extension SyncEngine {
+    enum PushResult { case idle, committed, raced }
+
+    func push() async throws(SyncError) -> PushResult {
+        // Order first, then upload only what this record takes: uploading every pending
+        // file before each record made a large import quadratic (each record re-read and
+        // re-hashed the whole backlog).
+        let (chosen, settled) = try await choosePush()
+        guard !chosen.isEmpty || !settled.isEmpty else { return .idle }
+        var uploads: [Int64: ContentUpload] = [:]
+        for row in chosen where row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && !isHeldBack(row) {
+            if let upload = try await uploader.upload(row) { uploads[row.inode] = upload }
+        }
+        let uploaded = uploads
+        let plan = try await calls.read("cannot plan the push") { db in
+            try PushPlan.make(chosen: chosen, settled: settled, uploads: uploaded, db)
+        }
+        if !plan.settled.isEmpty {
+            let settled = plan.settled
+            _ = try await calls.write("cannot settle local changes") { db in
+                for ino in settled {
+                    try ItemRow.settleUncommittedDelete(ino, db)
+                }
+            }
+            await purgeDeleted()
+        }
+        guard !plan.entries.isEmpty else { return .idle }
+        let seq = lastSeq + 1
+        let record = JournalRecord(
+            device: device.id, deviceName: device.name, commit: ItemID.random().rawValue, time: Timestamp.now(),
+            ops: plan.operations
+        )
+        let bytes: [UInt8]
+        do { bytes = try RecordCodec.encode(record) } catch {
+            throw SyncError(code: .store, message: "cannot encode journal \(seq)", cause: error)
+        }
+        let key = ContainerLayout.journalKey(seq)
+        // Until the store answers, nobody knows whether this lands: remember it durably.
+        let pending = UncertainCommit(seq: seq, record: record, plan: plan)
+        let pendingJSON = String(decoding: try Self.encodeUncertain(pending), as: UTF8.self)
+        _ = try await calls.write("cannot record commit \(seq) as pending") { db in
+            try MetadataStore.setSetting(SettingKey.uncertainCommit, pendingJSON, db)
+        }
+        uncertain = pending
+        let won = try await calls.store("cannot commit \(key)") { store throws(StoreError) in try await store.putIfAbsent(key, bytes) }
+        // "Already there" may be a retry of our own write that landed: the pull decides.
+        guard won else {
+            logger.debug("journal \(seq) was taken by another device; rebasing")
+            return .raced
+        }
+        try await committed(plan, seq: seq, time: record.time)
+        // Our own record: the rest of the order still holds.
+        if pushOrder?.seq == seq - 1 { pushOrder?.seq = seq }
+        logger.info("committed journal \(seq) with \(plan.entries.count) changes")
+        if seq % configuration.checkpointInterval == 0 {
+            await writeCheckpoint(seq)
+        }
+        return .committed
+    }
+
+    /// The rows the next record takes and the rows that need no operation: the next part
+    /// of the order (`nextInOrder`), with what a device applying them needs in the same
+    /// record (`PushPlan.withDependencies`).
+    func choosePush() async throws(SyncError) -> (chosen: [ItemRow], settled: [Int64]) {
+        let (chosen, settled) = try await nextInOrder()
+        guard !chosen.isEmpty else { return ([], settled) }
+        let record = try await calls.read("cannot plan the push") { db in try PushPlan.withDependencies(chosen, db) }
+        return (record.ordered, settled + record.settled)
+    }
+
+    /// At most `maxOperationsPerRecord` rows, and the rows that need no operation: the next
+    /// part of this cycle's order if it still holds, else a new order of every dirty row.
+    /// Files `isHeldBack` are left out (a half-written file is never published).
+    func nextInOrder() async throws(SyncError) -> (chosen: [ItemRow], settled: [Int64]) {
+        let limit = configuration.maxOperationsPerRecord
+        let localChanges = signals.withLock { $0.pushes.changes }
+        if let order = pushOrder, order.localChanges == localChanges, order.seq == lastSeq, !order.inodes.isEmpty {
+            let (chosen, rest) = try await calls.read("cannot read pending changes") { db in
+                var chosen: [ItemRow] = []
+                var rest = order.inodes
+                while chosen.count < limit, let ino = rest.popFirst() {
+                    // Gone or clean since: a commit of ours took it (or settled it).
+                    guard let row = try ItemRow.find(ino: ino, db), !row.dirtyFlags.isEmpty, !self.isHeldBack(row) else { continue }
+                    chosen.append(row)
+                }
+                return (chosen, rest)
+            }
+            pushOrder?.inodes = rest
+            if !chosen.isEmpty { return (chosen, []) }
+        }
+        pushOrder = nil
+        fullPushPlans += 1
+        let rows = try await calls.read("cannot read pending changes") { db in try ItemRow.dirtyRows(db) }
+        let candidates = rows.filter { !isHeldBack($0) }
+        guard !candidates.isEmpty else { return ([], []) }
+        let (ordered, settled) = try await calls.read("cannot plan the push") { db in
+            try PushPlan.order(rows: candidates, db)
+        }
+        if ordered.count > limit {
+            pushOrder = PushOrder(inodes: ordered.dropFirst(limit).map(\.inode)[...], localChanges: localChanges, seq: lastSeq)
+        }
+        return (Array(ordered.prefix(limit)), settled)
+    }
+
+    /// A file open for writing and written since its last fsync: not pushed yet.
+    nonisolated func isHeldBack(_ row: ItemRow) -> Bool {
+        row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && activity.isBeingWritten(row.inode)
+    }
+
+    static func encodeUncertain(_ pending: UncertainCommit) throws(SyncError) -> Data {
+        do { return try JSONEncoder().encode(pending) } catch {
+            throw SyncError(code: .metadata, message: "cannot encode a pending commit", cause: error)
+        }
+    }
+
+    /// Our record is in the journal: its items' committed base moves to it, and rows
+    /// that did not change since they were read become clean.
+    func committed(_ plan: PushPlan, seq: UInt64, time: Int64) async throws(SyncError) {
+        let activity = self.activity
+        let deviceName = device.name
+        _ = try await calls.write("cannot record commit \(seq)") { db in
+            for entry in plan.entries {
+                guard var row = try ItemRow.find(ino: entry.ino, db) else { continue }
+                let committedID: ItemID = switch entry.change {
+                case .upsert(let item): item.id
+                case .delete(let id): id
+                }
+                // A safe save may have given the row another item's id meanwhile: leave it dirty.
+                guard row.itemID == committedID else { continue }
+                let contentClean = entry.upload.map { activity.commitContent(entry.ino, generation: $0.writeGeneration) } ?? !entry.nameOnly
+                let unchanged = row.changeGen == entry.changeGen && contentClean
+                switch entry.change {
+                case .delete(let id):
+                    try BaseSnapshots.remove(id, db)
+                    if row.deleted { row.dirtyFlags = [] }
+                case .upsert(let item) where entry.nameOnly:
+                    // The content (and so the mtime and size) stays ours, to be pushed.
+                    try BaseSnapshots.set(item, seq: seq, db)
+                    row.baseSeq = Int64(seq)
+                case .upsert(let item):
+                    try BaseSnapshots.set(item, seq: seq, db)
+                    try FileVersions.record(item, seq: seq, device: deviceName, time: time, db)
+                    row.baseSeq = Int64(seq)
+                    if item.kind == .file {
+                        row.blockList = item.blocks ?? []
+                        if entry.upload != nil { row.size = item.size }
+                    }
+                    if entry.upload != nil { row.mtime = item.mtime }
+                    // Not the ctime: an upload changes nothing a program can see in stat, and
+                    // tar and rsync fail ("file changed as we read it") on a ctime that moves.
+                    if unchanged {
+                        row.dirtyFlags = []
+                    } else if entry.upload != nil && contentClean {
+                        // Only metadata changed since the read: the content is committed.
+                        row.dirtyFlags.remove(.content)
+                    }
+                }
+                try row.update(db)
+            }
+            try MetadataStore.setSetting(SettingKey.lastSeq, String(seq), db)
+            try MetadataStore.removeSetting(SettingKey.uncertainCommit, db)
+        }
+        lastSeq = seq
+        uncertain = nil
+        for entry in plan.entries { resurrected[entry.itemID] = nil }
+        // The items' state (pending -> local) changed.
+        invalidations.invalidate(plan.entries.map { .inode($0.ino, data: false) })
+        if feed.isWatched {
+            let uploaded = plan.entries.filter { $0.upload != nil }.map(\.ino)
+            let paths = (try? await metadata.read { db in try uploaded.map { try ItemRow.path(of: $0, db) } }) ?? []
+            feed.emit(paths.map { ChangeEvent(.uploaded, path: $0, origin: .local) })
+        }
+        await purgeDeleted()
+    }
+
+    func writeCheckpoint(_ seq: UInt64) async {
+        do {
+            let items = try await metadata.read { db in try BaseSnapshots.all(db) }
+            let bytes = try await OffloadedWork.run { () throws in try RecordCodec.encode(Checkpoint(seq: seq, items: items)) }
+            _ = try await store.putIfAbsent(ContainerLayout.checkpointKey(seq), bytes)
+            logger.info("wrote checkpoint \(seq) with \(items.count) items")
+        } catch {
+            logger.error("cannot write checkpoint \(seq): \(error)")
+        }
+    }}
