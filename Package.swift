@@ -82,10 +82,25 @@ let package = Package(
             name: "MetadataStoreTests",
             dependencies: ["MetadataStore", "ItemModel", .product(name: "GRDB", package: "GRDB.swift")]
         ),
+        // Devices without FUSE (the real core, metadata, cache and sync engine) for the core's
+        // and the sync engine's tests.
+        .target(
+            name: "DeviceFixture",
+            dependencies: [
+                "CloudFileSystem", "ContainerStore", "SyncEngine", "MetadataStore", "ContentCache", "ItemModel",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/DeviceFixture"
+        ),
+        // The filesystem core driven directly, as the kernel would through the adapter.
+        .testTarget(
+            name: "FileSystemCoreTests",
+            dependencies: ["CloudFileSystem", "DeviceFixture", "ContainerStore", "SyncEngine", "MetadataStore", "ItemModel"]
+        ),
         .testTarget(
             name: "SyncEngineTests",
             dependencies: [
-                "SyncEngine", "CloudFileSystem", "ContainerStore", "S3Store", "SeaweedFSFixture", "MetadataStore", "ContentCache", "FileCoordinator", "ItemModel",
+                "SyncEngine", "CloudFileSystem", "DeviceFixture", "ContainerStore", "S3Store", "SeaweedFSFixture", "MetadataStore", "ContentCache", "FileCoordinator", "ItemModel",
                 .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

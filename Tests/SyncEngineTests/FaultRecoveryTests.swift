@@ -1,5 +1,6 @@
 import CloudFileSystem
 import ContainerStore
+import DeviceFixture
 import Foundation
 import ItemModel
 import Logging

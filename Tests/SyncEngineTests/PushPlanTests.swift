@@ -1,4 +1,5 @@
 import ContainerStore
+import DeviceFixture
 import Foundation
 import GRDB
 import ItemModel

@@ -1,13 +1,14 @@
 import CloudFileSystem
 import ContainerStore
 import ContentCache
+import DeviceFixture
 import Foundation
-import Glibc
 import GRDB
+import Glibc
 import ItemModel
 import MetadataStore
-import Synchronization
 import SyncEngine
+import Synchronization
 import Testing
 
 /// Three devices change one container, sometimes offline, then sync in a random order,

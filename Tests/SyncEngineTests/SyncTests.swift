@@ -1,11 +1,12 @@
 import CloudFileSystem
 import ContainerStore
+import DeviceFixture
 import Foundation
 import GRDB
+import Glibc
 import ItemModel
 import MetadataStore
 import SyncEngine
-import Glibc
 import Testing
 
 /// Several devices on one store, with the real filesystem core and sync engine (no FUSE).
@@ -350,24 +351,6 @@ import Testing
         b.core.release(handle: writer)
         try await b.sync()
         #expect(try await b.read("log.txt") == "v2 from a")
-        await a.shutdown()
-        await b.shutdown()
-    }
-
-    @Test func corruptBlocksAreNeverServed() async throws {
-        let store = InMemoryStore()
-        let a = try await TestDevice(store: store, name: "a")
-        try await a.write("data.bin", "good content")
-        try await a.sync()
-        for key in store.keys where key.hasPrefix(ContainerLayout.blockPrefix) {
-            try await store.put(key, Array("evil content".utf8))
-        }
-        let b = try await TestDevice(store: store, name: "b")
-        try await b.sync()
-        // The program gets EIO; the cause says why.
-        let error = await #expect(throws: FileSystemError.self) { _ = try await b.read("data.bin") }
-        #expect(error?.code == .io)
-        #expect((error?.cause as? SyncError)?.code == .corrupt)
         await a.shutdown()
         await b.shutdown()
     }

@@ -1,12 +1,13 @@
 import CloudFileSystem
 import ContainerStore
+import DeviceFixture
 import Foundation
 import Glibc
 import ItemModel
 import MetadataStore
 import SeaweedFSFixture
-import Synchronization
 import SyncEngine
+import Synchronization
 import Testing
 
 /// File versions and restore, the watch API's events, and what a
@@ -106,66 +107,6 @@ import Testing
         ])
         #expect(ChangeEvent(.moved, path: "/x/y", from: "/docs/a", origin: .local).concerns("/docs"))
         #expect(!ChangeEvent(.created, path: "/docs2/a", origin: .local).concerns("/docs"))
-        await a.shutdown()
-        await b.shutdown()
-    }
-
-    @Test func aPlaceholderOpenedOfflineFailsAsUnreachable() async throws {
-        let store = InMemoryStore()
-        let a = try await TestDevice(store: store, name: "a")
-        let b = try await TestDevice(store: store, name: "b")
-        try await a.write("remote.txt", "only in the store")
-        try await a.sync()
-        try await b.sync()
-        store.isReachable = false
-        await #expect(throws: SyncError.self) { try await b.sync() }
-        let ino = try #require(b.inode("remote.txt"))
-        do {
-            _ = try await b.core.open(ino, flags: O_RDONLY)
-            Issue.record("a placeholder opened with the store away")
-        } catch {
-            #expect(error.code == .unreachable)
-        }
-        // Local work goes on meanwhile.
-        try await b.write("local.txt", "written offline")
-        #expect(try await b.read("local.txt") == "written offline")
-        store.isReachable = true
-        try await b.sync()
-        #expect(try await b.read("remote.txt") == "only in the store")
-        await a.shutdown()
-        await b.shutdown()
-    }
-
-    /// A stalled store: sync and placeholders fail after the time limit instead of hanging,
-    /// local files keep working, and all is well once the store answers again.
-    @Test func aStalledStoreTimesOutWhileLocalFilesKeepWorking() async throws {
-        let store = InMemoryStore()
-        let a = try await TestDevice(store: store, name: "a")
-        try await a.write("remote.txt", "from a")
-        try await a.sync()
-        var configuration = SyncConfiguration()
-        configuration.storeTimeout = .milliseconds(200)
-        let faulty = FaultyStore(store, faults: StoreFaults())
-        let b = try await TestDevice(store: faulty, name: "b", configuration: configuration)
-        faulty.faults = try StoreFaults(parsing: "hang")
-        let started = ContinuousClock.now
-        await #expect(throws: SyncError.self) { try await b.sync() }
-        #expect(await b.engine.status().state == "offline")
-        let ino = try #require(b.inode("remote.txt"))
-        do {
-            _ = try await b.core.open(ino, flags: O_RDWR)
-            Issue.record("a placeholder downloaded from a stalled store")
-        } catch {
-            #expect(error.code == .unreachable)
-        }
-        #expect(ContinuousClock.now - started < .seconds(30))
-        try await b.write("local.txt", "still works")
-        #expect(try await b.read("local.txt") == "still works")
-        faulty.faults = StoreFaults()
-        try await b.sync()
-        #expect(try await b.read("remote.txt") == "from a")
-        try await a.sync()
-        #expect(try await a.read("local.txt") == "still works")
         await a.shutdown()
         await b.shutdown()
     }

@@ -2,7 +2,7 @@ import ContainerStore
 
 extension InMemoryStore {
     /// How many objects the store holds under `prefix` (journal records, blocks...).
-    func count(under prefix: String) -> Int {
+    public func count(under prefix: String) -> Int {
         keys.filter { $0.hasPrefix(prefix) }.count
     }
 }

@@ -11,20 +11,21 @@ import SyncEngine
 
 /// One device of a container, without FUSE: the real filesystem core, metadata, cache,
 /// coordinator and sync engine in a temporary state dir, driven by path-based helpers.
-final class TestDevice: Sendable {
-    let name: String
-    let stateDir: String
-    let metadata: MetadataStore
-    let cache: ContentCache
-    let handles: HandleTable
-    let notifier: KernelNotifier
-    let engine: SyncEngine
-    let core: FileSystemCore
+/// Shared by the core's tests and the sync tests.
+public final class TestDevice: Sendable {
+    public let name: String
+    public let stateDir: String
+    public let metadata: MetadataStore
+    public let cache: ContentCache
+    public let handles: HandleTable
+    public let notifier: KernelNotifier
+    public let engine: SyncEngine
+    public let core: FileSystemCore
 
     /// `stateDir` reopens an earlier device's state (a restart); by default a new one.
     /// With `manualSync` (the default) the engine syncs only when a test asks; without
     /// it, on the configuration's own poll, debounce and push delay.
-    init(store: any ContainerStore, name: String, stateDir: String? = nil, checkpointInterval: UInt64 = 1000, configuration: SyncConfiguration = SyncConfiguration(), manualSync: Bool = true) async throws {
+    public init(store: any ContainerStore, name: String, stateDir: String? = nil, checkpointInterval: UInt64 = 1000, configuration: SyncConfiguration = SyncConfiguration(), manualSync: Bool = true) async throws {
         self.name = name
         self.stateDir = stateDir ?? FileManager.default.temporaryDirectory.appendingPathComponent("ubiqfs-dev-\(name)-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: self.stateDir, withIntermediateDirectories: true)
@@ -43,17 +44,17 @@ final class TestDevice: Sendable {
         try await engine.syncNow()
     }
 
-    static let caller = Caller(uid: getuid(), gid: getgid(), pid: getpid())
+    public static let caller = Caller(uid: getuid(), gid: getgid(), pid: getpid())
 
-    func sync() async throws { try await engine.syncNow() }
+    public func sync() async throws { try await engine.syncNow() }
 
-    func shutdown() async {
+    public func shutdown() async {
         await engine.shutdown()
         notifier.stop()
     }
 
     /// The inode of a path ("a/b/c"), or nil.
-    func inode(_ path: String) -> Int64? {
+    public func inode(_ path: String) -> Int64? {
         var ino = ItemRow.rootIno
         for part in path.split(separator: "/") {
             guard let child = try? core.lookup(parent: ino, name: Array(part.utf8)) else { return nil }
@@ -68,16 +69,16 @@ final class TestDevice: Sendable {
         return (inode(parentPath) ?? -1, Array(parts.last!.utf8))
     }
 
-    func mkdir(_ path: String) throws {
+    public func mkdir(_ path: String) throws {
         let (parent, name) = split(path)
         _ = try core.mkdir(parent: parent, name: name, mode: 0o755, caller: Self.caller)
     }
 
-    func write(_ path: String, _ text: String) async throws {
+    public func write(_ path: String, _ text: String) async throws {
         try await write(path, Array(text.utf8))
     }
 
-    func write(_ path: String, _ bytes: [UInt8]) async throws {
+    public func write(_ path: String, _ bytes: [UInt8]) async throws {
         let handle: UInt64
         if let ino = inode(path) {
             handle = try await open(ino, flags: O_WRONLY | O_TRUNC)
@@ -89,15 +90,15 @@ final class TestDevice: Sendable {
         core.release(handle: handle)
     }
 
-    func open(_ ino: Int64, flags: Int32) async throws -> UInt64 {
+    public func open(_ ino: Int64, flags: Int32) async throws -> UInt64 {
         try await core.open(ino, flags: flags).handle
     }
 
-    func read(_ path: String) async throws -> String {
+    public func read(_ path: String) async throws -> String {
         String(decoding: try await readBytes(path), as: UTF8.self)
     }
 
-    func readBytes(_ path: String) async throws -> [UInt8] {
+    public func readBytes(_ path: String) async throws -> [UInt8] {
         guard let ino = inode(path) else { throw FileSystemError(.notFound, path) }
         let handle = try await open(ino, flags: O_RDONLY)
         defer { core.release(handle: handle) }
@@ -105,19 +106,19 @@ final class TestDevice: Sendable {
         return try await core.read(handle: handle, size: Int(size) + 10, offset: 0)
     }
 
-    func remove(_ path: String) throws {
+    public func remove(_ path: String) throws {
         let (parent, name) = split(path)
         try core.unlink(parent: parent, name: name, directory: (try? core.attributes(inode(path) ?? -1).kind) == .directory)
     }
 
-    func rename(_ from: String, _ to: String) throws {
+    public func rename(_ from: String, _ to: String) throws {
         let (parent, name) = split(from)
         let (newParent, newName) = split(to)
         try core.rename(parent: parent, name: name, newParent: newParent, newName: newName, exchange: false, noReplace: false)
     }
 
     /// Every path in the tree with its content (files) or "/" (folders), sorted.
-    func tree() async throws -> [String: String] {
+    public func tree() async throws -> [String: String] {
         var result: [String: String] = [:]
         func walk(_ ino: Int64, _ prefix: String) async throws {
             for entry in try core.list(ino, after: 2, limit: 100_000) {

@@ -1,0 +1,309 @@
+import ContentCache
+import FileCoordinator
+import Foundation
+import Glibc
+import GRDB
+import ItemModel
+import MetadataStore
+import SyncEngine
+
+/// Open files: opening (a placeholder waits for its content), reading, writing, fsync,
+/// release, fallocate and setattr.
+extension FileSystemCore {
+    // MARK: Open files
+
+    /// Opens a file. A placeholder opens once it can be read: for reading, as soon as its
+    /// download has started (each read then waits for its own blocks); for writing, once
+    /// its whole content is here. Downloads run outside any lease. The first attempt runs
+    /// on the caller's thread (`FuseAdapter` starts the call with `Task.immediate` on a
+    /// libfuse thread), so a local file opens with no hop; attempts after a wait run on
+    /// `OffloadedWork`'s threads, as they may block on a lease.
+    public func open(_ ino: Int64, flags: Int32) async throws(FileSystemError) -> OpenedFile {
+        if let opened = try openLocal(ino, flags: flags) { return opened }
+        if flags & O_ACCMODE == O_RDONLY { return try await openStreaming(ino) }
+        // After three downloads whose result was replaced before the open, give up.
+        for _ in 0..<3 {
+            try await waitForContent(ino)
+            if let opened = try await offloaded({ () throws(FileSystemError) in try self.openLocal(ino, flags: flags) }) { return opened }
+        }
+        throw FileSystemError(.io, "content of inode \(ino) keeps changing")
+    }
+
+    /// Opens a file whose content is local; nil for a placeholder that must be downloaded
+    /// first (an empty one, or one opened with O_TRUNC, becomes an empty local file).
+    private func openLocal(_ ino: Int64, flags: Int32) throws(FileSystemError) -> OpenedFile? {
+        let truncate = flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY
+        return try withLeases([(ino, truncate ? .exclusive : .shared)], "open") { () throws(FileSystemError) -> OpenedFile? in
+            let row = try row(ino)
+            guard !row.deleted else { throw FileSystemError(.notFound) }
+            switch row.itemKind {
+            case .directory: throw FileSystemError(.isDirectory)
+            case .symlink: throw FileSystemError(.invalid)
+            // The kernel serves these itself (and the mount is nodev); an open that reaches
+            // the daemon is a device node's: no device behind it here.
+            case .fifo, .socket, .characterDevice, .blockDevice: throw FileSystemError(.noDevice)
+            case .file: break
+            }
+            guard let opened = try openFile(row, flags: flags) else { return nil }
+            return OpenedFile(handle: opened.handle, keepCache: opened.keepCache, setID: row.mode & Int64(S_ISUID | S_ISGID) != 0)
+        }
+    }
+
+    func openFile(_ row: ItemRow, flags: Int32) throws(FileSystemError) -> (handle: UInt64, keepCache: Bool)? {
+        let ino = row.inode
+        let writable = flags & O_ACCMODE != O_RDONLY
+        let truncate = flags & O_TRUNC != 0 && writable
+        if row.contentState == .placeholder {
+            // Nothing to download when the content is empty (now).
+            guard truncate || row.size == 0 else { return nil }
+            do { try cache.createEmpty(ino) } catch { throw Self.wrap(error) }
+            try write { db in try ItemRow.setContentState(.local, of: ino, db) }
+            if truncate && row.size > 0 { try noteContentChange(ino) }
+        }
+        let fd: Int32
+        do { fd = try cache.open(ino, writable: writable) } catch { throw Self.wrap(error) }
+        if truncate, let status = cache.status(fd: fd), status.size > 0 {
+            guard ftruncate(fd, 0) == 0 else {
+                let code = errno
+                Glibc.close(fd)
+                throw Self.localFailure(code, "truncate failed")
+            }
+            do { try noteContentChange(ino) } catch {
+                Glibc.close(fd)
+                throw error
+            }
+        }
+        return handles.open(OpenFile(ino: ino, fd: fd, writable: writable, append: flags & O_APPEND != 0))
+    }
+
+    /// A placeholder opened for reading: the open returns as soon as the download has
+    /// started, on the download's temporary file (the same inode the cache file will be).
+    private func openStreaming(_ ino: Int64) async throws(FileSystemError) -> OpenedFile {
+        let stream: (path: String, generation: UInt64)?
+        do { stream = try await downloads.beginStreaming(ino) } catch { throw .waitingForContent(error) }
+        return try await offloaded { () throws(FileSystemError) -> OpenedFile in
+            let opened = try self.withLeases([(ino, .shared)], "open") { () throws(FileSystemError) -> (handle: UInt64, keepCache: Bool)? in
+                if let stream {
+                    let fd = Glibc.open(stream.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+                    if fd >= 0 { return (self.handles.open(OpenFile(ino: ino, fd: fd, writable: false, append: false, stream: stream.generation)).handle, false) }
+                    // Installed meanwhile (the temporary file became the cache file): open that.
+                }
+                return try self.openFile(self.row(ino), flags: O_RDONLY)
+            }
+            guard let opened else { throw FileSystemError(.io, "content of inode \(ino) keeps changing") }
+            return OpenedFile(handle: opened.handle, keepCache: opened.keepCache, setID: false)
+        }
+    }
+
+    /// Waits (outside any lease) until a placeholder's content is local; Ctrl-C stops
+    /// waiting, the download goes on for others.
+    private func waitForContent(_ ino: Int64) async throws(FileSystemError) {
+        do { try await downloads.materialize(ino) } catch { throw .waitingForContent(error) }
+    }
+
+    /// Runs blocking work (leases, the cache, SQLite) off the cooperative pool.
+    private func offloaded<T: Sendable>(_ work: @escaping @Sendable () throws(FileSystemError) -> T) async throws(FileSystemError) -> T {
+        try await OffloadedWork.run(work)
+    }
+
+    /// Records a local content change: in memory always, in the database the first time
+    /// since the item was clean.
+    func noteContentChange(_ ino: Int64) throws(FileSystemError) {
+        guard handles.noteWrite(ino) else { return }
+        do {
+            try metadata.write { db in
+                guard var row = try ItemRow.find(ino: ino, db) else { return }
+                row.contentState = .local
+                row.markChanged(.content, now: Timestamp.now())
+                try row.update(db)
+            }
+        } catch {
+            handles.unmarkDirty(ino)
+            throw Self.wrap(error)
+        }
+    }
+
+    /// Reads from an open file. On a file still downloading, the read first waits for the
+    /// blocks it covers (fetched before the others; Ctrl-C stops waiting); a failed
+    /// download is never served as zeros.
+    public func read(handle: UInt64, size: Int, offset: Int64) async throws(FileSystemError) -> [UInt8] {
+        guard let file = handles.file(handle) else { throw FileSystemError(.badHandle) }
+        guard let generation = file.stream else { return try readNow(file, size: size, offset: offset) }
+        switch downloads.transfers.rangeStatus(generation, offset: offset, length: size) {
+        case .ready:
+            return try readNow(file, size: size, offset: offset)
+        case .failed(let failure):
+            throw FileSystemError(failure.unreachable ? .unreachable : failure.noSpace ? .noSpace : .io, failure.reason)
+        case .missing:
+            do {
+                try await downloads.waitForRange(file.ino, generation: generation, offset: offset, length: size)
+            } catch {
+                throw .waitingForContent(error)
+            }
+            return try await offloaded { () throws(FileSystemError) in try self.readNow(file, size: size, offset: offset) }
+        }
+    }
+
+    private func readNow(_ file: OpenFile, size: Int, offset: Int64) throws(FileSystemError) -> [UInt8] {
+        try withLeases([(file.ino, .shared)], "read") { () throws(FileSystemError) in
+            do {
+                return try Syscall.readFully(fd: file.fd, count: size, at: offset)
+            } catch {
+                throw FileSystemError(.io, "read failed", cause: error)
+            }
+        }
+    }
+
+    public func write(handle: UInt64, data: UnsafeRawBufferPointer, offset: Int64) throws(FileSystemError) -> Int {
+        guard let file = handles.file(handle) else { throw FileSystemError(.badHandle) }
+        guard file.writable else { throw FileSystemError(.badHandle) }
+        return try withLeases([(file.ino, .exclusive)], "write") { () throws(FileSystemError) in
+            var at = offset
+            if file.append, let status = cache.status(fd: file.fd) { at = status.size }
+            do throws(SystemError) {
+                try Syscall.writeAll(fd: file.fd, data, at: at)
+            } catch {
+                throw Self.localFailure(error.errno, "write failed", cause: error)
+            }
+            try noteContentChange(file.ino)
+            return data.count
+        }
+    }
+
+    public func fsync(handle: UInt64) throws(FileSystemError) {
+        guard let file = handles.file(handle) else { throw FileSystemError(.badHandle) }
+        guard Glibc.fsync(file.fd) == 0 else { throw Self.localFailure(errno, "fsync failed") }
+        // The content is on disk; now the row that says it changed, with synchronous=FULL.
+        do {
+            try metadata.durableWrite { db in
+                try ItemRow.rewrite(file.ino, db)
+            }
+        } catch {
+            throw Self.wrap(error)
+        }
+        handles.noteFsync(file.ino)
+        sync.localChange()
+    }
+
+    /// fsync on a folder: every namespace change so far (a rename after a safe save) is durable.
+    public func fsyncDirectory(_ ino: Int64) throws(FileSystemError) {
+        do {
+            try metadata.durableWrite { db in
+                try ItemRow.rewrite(ino, db)
+            }
+        } catch {
+            throw Self.wrap(error)
+        }
+    }
+
+    public func release(handle: UInt64) {
+        guard let closed = handles.close(handle) else { return }
+        if closed.lastWriter {
+            sync.localChange()
+            if sync.feed.isWatched, let row = try? row(closed.file.ino), row.dirtyFlags.contains(.content), !row.deleted {
+                emit(.modified, row.inode)
+            }
+        }
+        if closed.purge { purge(closed.file.ino) }
+    }
+
+    public func fallocate(handle: UInt64, mode: Int32, offset: Int64, length: Int64) throws(FileSystemError) {
+        guard let file = handles.file(handle), file.writable else { throw FileSystemError(.badHandle) }
+        guard mode == 0 else { throw FileSystemError(.notSupported) }
+        try withLeases([(file.ino, .exclusive)], "fallocate") { () throws(FileSystemError) in
+            let result = posix_fallocate(file.fd, off_t(offset), off_t(length))
+            guard result == 0 else { throw Self.localFailure(result, "fallocate failed") }
+            try noteContentChange(file.ino)
+        }
+    }
+
+    // MARK: setattr
+
+    /// chmod, chown, utimes and truncate. Truncating a placeholder to a size other than 0
+    /// waits for its content first (outside any lease), as a writable open does; like
+    /// `open`, the first attempt runs on the caller's thread.
+    public func setAttributes(_ ino: Int64, _ changes: AttributeChanges, handle: UInt64?) async throws(FileSystemError) -> ItemAttributes {
+        if let updated = try setAttributesNow(ino, changes) { return updated }
+        for _ in 0..<3 {
+            try await waitForContent(ino)
+            if let updated = try await offloaded({ () throws(FileSystemError) in try self.setAttributesNow(ino, changes) }) { return updated }
+        }
+        throw FileSystemError(.io, "content of inode \(ino) keeps changing")
+    }
+
+    /// The attributes after the change; nil (nothing changed) if a truncate needs the
+    /// placeholder's content first.
+    private func setAttributesNow(_ ino: Int64, _ changes: AttributeChanges) throws(FileSystemError) -> ItemAttributes? {
+        var metadataChanged = false
+        let updated = try withLeases([(ino, .exclusive)], "setattr") { () throws(FileSystemError) -> ItemAttributes? in
+            var row = try row(ino)
+            let now = Timestamp.now()
+            if let size = changes.size {
+                guard row.itemKind == .file else { throw FileSystemError(row.itemKind == .directory ? .isDirectory : .invalid) }
+                guard size >= 0 else { throw FileSystemError(.invalid) }
+                if row.contentState == .placeholder {
+                    if size != 0 { return nil }
+                    do { try cache.createEmpty(ino) } catch { throw Self.wrap(error) }
+                    try write { db in
+                        try ItemRow.setContentState(.local, of: ino, db)
+                    }
+                } else {
+                    let result = Glibc.truncate(cache.path(for: ino), off_t(size))
+                    guard result == 0 else { throw Self.localFailure(errno, "truncate failed") }
+                }
+                try noteContentChange(ino)
+                row = try self.row(ino)
+            }
+            if let mode = changes.mode {
+                row.mode = Int64(mode & 0o7777)
+                metadataChanged = true
+            }
+            if let uid = changes.uid { row.uid = Int64(uid) }
+            if let gid = changes.gid { row.gid = Int64(gid) }
+            if changes.uid != nil || changes.gid != nil {
+                // chown clears setuid/setgid, as on every Linux filesystem.
+                if row.itemKind == .file { row.mode &= ~0o6000 }
+                row.ctime = now
+            }
+            if let atime = changes.atime {
+                switch atime {
+                case .now: row.atime = now
+                case .at(let value): row.atime = value
+                }
+                row.ctime = now
+            }
+            if let mtime = changes.mtime {
+                let value: Int64 = switch mtime {
+                case .now: now
+                case .at(let value): value
+                }
+                row.mtime = value
+                if row.contentState == .local && row.itemKind == .file { cache.setModificationTime(ino, nanoseconds: value) }
+                metadataChanged = true
+            }
+            if metadataChanged { row.markChanged(.metadata, now: now) } else { row.ctime = now }
+            let changed = row
+            try write { db in
+                guard var current = try ItemRow.find(ino: ino, db) else { throw FileSystemError(.notFound) }
+                current.mode = changed.mode
+                current.uid = changed.uid
+                current.gid = changed.gid
+                current.atime = changed.atime
+                current.mtime = changed.mtime
+                current.ctime = changed.ctime
+                current.dirty |= changed.dirty
+                current.changeGen = max(current.changeGen, changed.changeGen)
+                try current.update(db)
+            }
+            if metadataChanged { sync.localChange() }
+            return try attributes(of: self.row(ino))
+        }
+        guard let updated else { return nil }
+        if changes.size != nil {
+            emit(.modified, ino)
+        } else if metadataChanged {
+            emit(.modified, ino, detail: "metadata")
+        }
+        return updated
+    }
+}

@@ -1,0 +1,229 @@
+import ContentCache
+import FileCoordinator
+import Foundation
+import Glibc
+import GRDB
+import ItemModel
+import MetadataStore
+import SyncEngine
+
+/// Names: creating items, removing them, renaming and reading symlinks. Each change takes
+/// exclusive leases on the folders it changes (and the items it moves or removes).
+extension FileSystemCore {
+    // MARK: Creating
+
+    func insertNew(
+        parent: Int64, name: [UInt8], kind: ItemKind, mode: UInt32, caller: Caller, target: ByteString? = nil, rdev: UInt64? = nil
+    ) throws(FileSystemError) -> ItemRow {
+        let itemName = try Self.checkName(name)
+        let now = Timestamp.now()
+        return try withLeases([(parent, .exclusive)], "create") { () throws(FileSystemError) in
+            var created = try write { db -> ItemRow in
+                let folder = try Self.liveDirectory(parent, db)
+                if try ItemRow.child(of: parent, named: itemName, db) != nil { throw FileSystemError(.exists) }
+                var gid = caller.gid
+                var mode = mode & 0o7777
+                if folder.mode & 0o2000 != 0 {
+                    gid = UInt32(folder.gid)
+                    if kind == .directory { mode |= 0o2000 }
+                }
+                var row = ItemRow(
+                    id: .random(), parent: parent, name: itemName, kind: kind, mode: mode,
+                    uid: caller.uid, gid: gid, size: Int64(target?.bytes.count ?? 0), mtime: now, target: target
+                )
+                row.contentState = .local
+                row.rdev = rdev.map { Int64(bitPattern: $0) }
+                row.markChanged(kind == .file ? [.metadata, .content] : .metadata, now: now)
+                try row.insert(db)
+                try ItemRow.touchFolders([parent], now: now, db)
+                return row
+            }
+            if kind == .file {
+                do {
+                    try cache.createEmpty(created.inode)
+                } catch {
+                    do {
+                        _ = try metadata.write { db in try ItemRow.deleteOne(db, key: created.inode) }
+                    } catch let cleanup {
+                        // The program gets the cache's error; the row, left without a cache
+                        // file, becomes an empty file at the next start (StateReconciler).
+                        logger.error("cannot undo the create of inode \(created.inode): \(cleanup)")
+                    }
+                    throw Self.wrap(error)
+                }
+                _ = handles.noteWrite(created.inode)
+            }
+            created.contentState = .local
+            handles.addLookup(created.inode)
+            sync.localChange()
+            emit(.created, created.inode)
+            return created
+        }
+    }
+
+    public func mkdir(parent: Int64, name: [UInt8], mode: UInt32, caller: Caller) throws(FileSystemError) -> ItemAttributes {
+        try attributes(of: insertNew(parent: parent, name: name, kind: .directory, mode: mode, caller: caller))
+    }
+
+    public func symlink(parent: Int64, name: [UInt8], target: [UInt8], caller: Caller) throws(FileSystemError) -> ItemAttributes {
+        guard !target.isEmpty else { throw FileSystemError(.notFound, "empty symlink target") }
+        guard target.count <= RecordValidator.maxTargetLength else { throw FileSystemError(.nameTooLong) }
+        return try attributes(of: insertNew(parent: parent, name: name, kind: .symlink, mode: 0o777, caller: caller, target: ByteString(target)))
+    }
+
+    public func mknod(parent: Int64, name: [UInt8], mode: UInt32, rdev: UInt64 = 0, caller: Caller) throws(FileSystemError) -> ItemAttributes {
+        let kind: ItemKind
+        switch mode & UInt32(S_IFMT) {
+        case UInt32(S_IFREG), 0: kind = .file
+        case UInt32(S_IFIFO): kind = .fifo
+        case UInt32(S_IFSOCK): kind = .socket
+        case UInt32(S_IFCHR): kind = .characterDevice
+        case UInt32(S_IFBLK): kind = .blockDevice
+        default: throw FileSystemError(.invalid, "unknown file type")
+        }
+        return try attributes(of: insertNew(parent: parent, name: name, kind: kind, mode: mode, caller: caller, rdev: kind.isDevice ? rdev : nil))
+    }
+
+    public func create(parent: Int64, name: [UInt8], mode: UInt32, flags: Int32, caller: Caller) throws(FileSystemError) -> (ItemAttributes, UInt64) {
+        let row = try insertNew(parent: parent, name: name, kind: .file, mode: mode, caller: caller)
+        // A new file is empty and local: it never waits for content.
+        guard let opened = try openFile(row, flags: flags & ~O_TRUNC) else { throw FileSystemError(.io, "new file \(row.inode) is a placeholder") }
+        return (try attributes(of: row), opened.handle)
+    }
+
+    // MARK: Removing
+
+    public func unlink(parent: Int64, name: [UInt8], directory: Bool) throws(FileSystemError) {
+        let itemName = ByteString(name)
+        let victim = try readUnisolated { db in try ItemRow.child(of: parent, named: itemName, db) }
+        guard let victim else { throw FileSystemError(.notFound) }
+        let removedPath = watchedPath(victim.inode)
+        try withLeases([(parent, .exclusive), (victim.inode, .exclusive)], "remove") { () throws(FileSystemError) in
+            try write(freeing: true) { db in
+                guard var row = try ItemRow.find(ino: victim.inode, db), !row.deleted, row.parent == parent, row.itemName == itemName else {
+                    throw FileSystemError(.notFound)
+                }
+                if directory {
+                    guard row.itemKind == .directory else { throw FileSystemError(.notDirectory) }
+                    if try ItemRow.hasChildren(row.inode, db) { throw FileSystemError(.notEmpty) }
+                } else if row.itemKind == .directory {
+                    throw FileSystemError(.isDirectory)
+                }
+                let now = Timestamp.now()
+                row.deleted = true
+                row.markChanged(.metadata, now: now)
+                try row.update(db)
+                try ItemRow.touchFolders([parent], now: now, db)
+            }
+        }
+        handles.markUnlinked(victim.inode)
+        if !handles.isReferenced(victim.inode) { purge(victim.inode) }
+        sync.localChange()
+        if let removedPath { emit(.deleted, victim.inode, path: removedPath) }
+    }
+
+    // MARK: Rename
+
+    public func rename(parent: Int64, name: [UInt8], newParent: Int64, newName: [UInt8], exchange: Bool, noReplace: Bool) throws(FileSystemError) {
+        let sourceName = ByteString(name)
+        let targetName = try Self.checkName(newName)
+        let (source, target) = try read { db in
+            (try ItemRow.child(of: parent, named: sourceName, db), try ItemRow.child(of: newParent, named: targetName, db))
+        }
+        guard let source else { throw FileSystemError(.notFound) }
+        let fromPath = watchedPath(source.inode)
+        let targetPath = target.flatMap { watchedPath($0.inode) }
+        var leases: [(Int64, LeaseAccess)] = [(parent, .exclusive), (newParent, .exclusive), (source.inode, .exclusive)]
+        if let target { leases.append((target.inode, .exclusive)) }
+        var replaced: Int64?
+        try withLeases(leases, "rename") { () throws(FileSystemError) in
+            replaced = try write { db -> Int64? in
+                guard var moving = try ItemRow.find(ino: source.inode, db), !moving.deleted, moving.parent == parent,
+                      moving.itemName == sourceName else { throw FileSystemError(.notFound) }
+                _ = try Self.liveDirectory(newParent, db)
+                let existing = try ItemRow.child(of: newParent, named: targetName, db)
+                guard existing?.inode == target?.inode else { throw FileSystemError(.busy, "folder changed during rename") }
+                let now = Timestamp.now()
+                if moving.itemKind == .directory, newParent != parent, try ItemRow.isInside(newParent, moving.inode, db) {
+                    throw FileSystemError(.invalid, "cannot move a folder into itself")
+                }
+                if exchange {
+                    guard var other = existing else { throw FileSystemError(.notFound) }
+                    if other.inode == moving.inode { return nil }
+                    if other.itemKind == .directory, try ItemRow.isInside(parent, other.inode, db) {
+                        throw FileSystemError(.invalid, "cannot move a folder into itself")
+                    }
+                    // Through a name no one can have, so the unique index holds at every step.
+                    other.itemName = ByteString(Array("\u{0}exchange".utf8))
+                    try other.update(db)
+                    moving.parent = newParent
+                    moving.itemName = targetName
+                    moving.markChanged(.metadata, now: now)
+                    try moving.update(db)
+                    other.parent = parent
+                    other.itemName = sourceName
+                    other.markChanged(.metadata, now: now)
+                    try other.update(db)
+                    return nil
+                }
+                var victim: Int64?
+                if var existing {
+                    if noReplace { throw FileSystemError(.exists) }
+                    if existing.inode == moving.inode { return nil }
+                    if moving.itemKind == .directory && existing.itemKind != .directory { throw FileSystemError(.notDirectory) }
+                    if moving.itemKind != .directory && existing.itemKind == .directory { throw FileSystemError(.isDirectory) }
+                    if existing.itemKind == .directory, try ItemRow.hasChildren(existing.inode, db) { throw FileSystemError(.notEmpty) }
+                    let movingIsNew = try moving.baseSeq == 0 && BaseSnapshots.find(moving.itemID, db) == nil
+                    if moving.itemKind == .file && existing.itemKind == .file && movingIsNew {
+                        // A safe save (write a new file, rename it over the original): the new
+                        // content continues the original item, so its identity and history stay.
+                        let keptID = existing.id
+                        existing.id = ItemID.random().rawValue
+                        existing.deleted = true
+                        existing.dirtyFlags = []
+                        try existing.update(db)
+                        moving.id = keptID
+                        moving.baseSeq = existing.baseSeq
+                        moving.blockList = existing.blockList
+                        moving.dirtyFlags.insert(.content)
+                    } else {
+                        existing.deleted = true
+                        existing.markChanged(.metadata, now: now)
+                        try existing.update(db)
+                    }
+                    victim = existing.inode
+                }
+                moving.parent = newParent
+                moving.itemName = targetName
+                moving.markChanged(.metadata, now: now)
+                try moving.update(db)
+                try ItemRow.touchFolders([parent, newParent], now: now, db)
+                return victim
+            }
+        }
+        if let replaced {
+            handles.markUnlinked(replaced)
+            if !handles.isReferenced(replaced) { purge(replaced) }
+        }
+        sync.localChange()
+        if let fromPath {
+            if exchange, let target, let targetPath {
+                emit(.moved, target.inode, from: targetPath)
+            } else if let replaced, let targetPath {
+                emit(.deleted, replaced, path: targetPath)
+            }
+            emit(.moved, source.inode, from: fromPath)
+        }
+        // Moved into a pinned folder: what is not local yet is downloaded.
+        let downloads = self.downloads
+        Task { await downloads.prefetchPinned(under: source.inode) }
+    }
+
+    // MARK: Symlinks
+
+    public func readlink(_ ino: Int64) throws(FileSystemError) -> [UInt8] {
+        let row = try row(ino)
+        guard row.itemKind == .symlink, let target = row.symlinkTarget else { throw FileSystemError(.invalid) }
+        return target.bytes
+    }
+}

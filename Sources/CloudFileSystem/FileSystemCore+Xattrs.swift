@@ -1,0 +1,193 @@
+import ContentCache
+import FileCoordinator
+import Foundation
+import Glibc
+import GRDB
+import ItemModel
+import MetadataStore
+import SyncEngine
+
+/// Extended attributes: the user's own (`user.*`, synced with the item) and ubiqfs's
+/// (`user.ubiqfs.*`: state, progress, error, conflicts, pin and evict).
+extension FileSystemCore {
+    // MARK: Extended attributes
+
+    public func getXattr(_ ino: Int64, name: [UInt8]) throws(FileSystemError) -> [UInt8] {
+        guard let key = Self.userXattrKey(name) else { throw Self.unstoredXattr(name) }
+        if key.hasPrefix("user.ubiqfs.") { return try statusXattr(ino, key) }
+        return try withLeases([(ino, .shared)], "getxattr") { () throws(FileSystemError) in
+            guard let value = try readUnisolated({ db in try StoredXattrs.value(of: ino, named: key, db) }) else {
+                throw FileSystemError(.noAttribute)
+            }
+            return Array(value)
+        }
+    }
+
+    /// The `user.ubiqfs.*` names (docs/XATTRS.md): answered by name, never listed.
+    private func statusXattr(_ ino: Int64, _ key: String) throws(FileSystemError) -> [UInt8] {
+        let row = try row(ino)
+        let transfer = downloads.transfers.transfer(ino)
+        switch key {
+        case "user.ubiqfs.control" where ino == ItemRow.rootIno: return Array(controlSocketPath.utf8)
+        case "user.ubiqfs.id": return Array(row.id.utf8)
+        case "user.ubiqfs.version": return Array(String(row.baseSeq).utf8)
+        case "user.ubiqfs.pinned": return try read { db in try ItemRow.isPinned(ino, db) } ? [49] : [48]
+        case "user.ubiqfs.state":
+            let state = if let transfer {
+                transfer.direction == .download ? "downloading" : "uploading"
+            } else if downloads.transfers.error(ino) != nil {
+                "error"
+            } else if row.dirty != 0 {
+                "pending"
+            } else if row.itemKind == .file && row.contentState == .placeholder {
+                "placeholder"
+            } else {
+                "local"
+            }
+            return Array(state.utf8)
+        case "user.ubiqfs.progress":
+            let percent = transfer?.percent ?? (row.itemKind == .file && row.contentState == .placeholder ? 0 : 100)
+            return Array(String(percent).utf8)
+        case "user.ubiqfs.error":
+            guard let error = downloads.transfers.error(ino) else { throw FileSystemError(.noAttribute) }
+            return Array(error.utf8)
+        case "user.ubiqfs.conflicts":
+            // Computed from the siblings, so it is the same on every device and a conflict
+            // is resolved by deleting (or renaming) its copy.
+            let copies = try read { db -> [ByteString] in
+                guard let parent = row.parent else { return [] }
+                let rows = try ItemRow.conflictCopyCandidates(in: parent, db)
+                return rows.map(\.itemName).filter { ItemName.isConflictCopy($0, of: row.itemName) }
+            }
+            guard !copies.isEmpty else { throw FileSystemError(.noAttribute) }
+            return copies.map(\.bytes).sorted { $0.lexicographicallyPrecedes($1) }.joined(separator: [10]).map { $0 }
+        default: throw FileSystemError(.noAttribute)
+        }
+    }
+
+    /// Pin (true), unpin (false) or inherit (nil). Pinning downloads what is not local yet.
+    public func setPinned(_ ino: Int64, _ pinned: Bool?) throws(FileSystemError) {
+        let toFetch = try withLeases([(ino, .exclusive)], "pin") { () throws(FileSystemError) -> [Int64] in
+            try write { db -> [Int64] in
+                guard var row = try ItemRow.find(ino: ino, db), !row.deleted else { throw FileSystemError(.notFound) }
+                row.pinned = pinned
+                row.ctime = Timestamp.now()
+                try row.update(db)
+                guard try ItemRow.isPinned(ino, db) else { return [] }
+                let candidates = row.itemKind == .directory ? try ItemRow.descendants(of: ino, db) : [row]
+                return try candidates.filter { item in
+                    try item.itemKind == .file && item.contentState == .placeholder && ItemRow.isPinned(item.inode, db)
+                }.map(\.inode)
+            }
+        }
+        downloads.prefetch(toFetch)
+    }
+
+    /// Drops local content, keeping the item as a placeholder; a folder evicts everything
+    /// under it that it can and reports the first refusal.
+    public func evict(_ ino: Int64) throws(FileSystemError) {
+        let row = try row(ino)
+        guard row.itemKind == .directory else {
+            try evictFile(ino)
+            return
+        }
+        let files = try read { db in try ItemRow.descendants(of: ino, db).filter { $0.itemKind == .file }.map(\.inode) }
+        var first: FileSystemError?
+        for file in files {
+            do { try evictFile(file) } catch { first = first ?? error }
+        }
+        if let first { throw first }
+    }
+
+    func evictFile(_ ino: Int64) throws(FileSystemError) {
+        let evicted = try withLeases([(ino, .exclusive)], "evict") { () throws(FileSystemError) -> Bool in
+            let evicted = try write(freeing: true) { db -> Bool in
+                guard let row = try ItemRow.find(ino: ino, db), !row.deleted else { throw FileSystemError(.notFound) }
+                guard row.itemKind == .file, row.contentState == .local else { return false }
+                if try ItemRow.isPinned(ino, db) {
+                    throw FileSystemError(.notPermitted, "\(row.itemName) is pinned; unpin it first")
+                }
+                if row.dirtyFlags.contains(.content) || row.baseSeq == 0 || handles.hasWriters(ino) || downloads.transfers.transfer(ino) != nil {
+                    throw FileSystemError(.busy, "\(row.itemName) has changes not uploaded yet or is open for writing")
+                }
+                try ItemRow.makePlaceholder(ino, now: Timestamp.now(), db)
+                return true
+            }
+            if evicted {
+                cache.remove(ino)
+                cache.reserve.restore()
+                notifier.invalidate([.inode(ino, data: true)])
+            }
+            return evicted
+        }
+        if evicted { emit(.evicted, ino) }
+    }
+
+    public func setXattr(_ ino: Int64, name: [UInt8], value: [UInt8], flags: Int32) throws(FileSystemError) {
+        guard let key = Self.userXattrKey(name) else {
+            throw FileSystemError(.notSupported, "only user.* extended attributes with UTF-8 names are stored")
+        }
+        switch key {
+        case "user.ubiqfs.pinned":
+            switch value {
+            case [49], [49, 10]: return try setPinned(ino, true)
+            case [48], [48, 10]: return try setPinned(ino, false)
+            default: throw FileSystemError(.invalid, "user.ubiqfs.pinned takes 1 or 0")
+            }
+        case "user.ubiqfs.evict":
+            return try evict(ino)
+        case _ where key.hasPrefix("user.ubiqfs."):
+            throw FileSystemError(.notPermitted, "\(key) is read-only")
+        default:
+            break
+        }
+        guard value.count <= ItemSnapshot.maxXattrValue else { throw FileSystemError(.tooBig) }
+        try withLeases([(ino, .exclusive)], "setxattr") { () throws(FileSystemError) in
+            try write { db in
+                guard var row = try ItemRow.find(ino: ino, db) else { throw FileSystemError(.notFound) }
+                let existing = try StoredXattrs.value(of: ino, named: key, db)
+                if flags & 1 != 0 && existing != nil { throw FileSystemError(.exists) }
+                if flags & 2 != 0 && existing == nil { throw FileSystemError(.noAttribute) }
+                let replaced = existing.map { key.utf8.count + $0.count } ?? 0
+                let total = try StoredXattrs.totalSize(of: ino, db) - replaced + key.utf8.count + value.count
+                guard total <= ItemSnapshot.maxXattrTotal else {
+                    throw FileSystemError(.noSpace, "extended attributes of \(row.itemName) would take \(total) bytes; the limit is \(ItemSnapshot.maxXattrTotal)")
+                }
+                try StoredXattrs.set(ino, name: key, value: Data(value), db)
+                row.markChanged(.metadata, now: Timestamp.now())
+                try row.update(db)
+            }
+        }
+        sync.localChange()
+        emit(.modified, ino, detail: "metadata")
+    }
+
+    public func listXattrs(_ ino: Int64) throws(FileSystemError) -> [UInt8] {
+        let names = try read { db -> [String] in
+            guard try ItemRow.find(ino: ino, db) != nil else { throw FileSystemError(.notFound, "no inode \(ino)") }
+            return try StoredXattrs.names(of: ino, db)
+        }
+        var bytes: [UInt8] = []
+        for name in names {
+            bytes += Array(name.utf8)
+            bytes.append(0)
+        }
+        return bytes
+    }
+
+    public func removeXattr(_ ino: Int64, name: [UInt8]) throws(FileSystemError) {
+        guard let key = Self.userXattrKey(name) else { throw Self.unstoredXattr(name) }
+        if key == "user.ubiqfs.pinned" { return try setPinned(ino, nil) }
+        if key.hasPrefix("user.ubiqfs.") { throw FileSystemError(.notPermitted, "\(key) is read-only") }
+        try withLeases([(ino, .exclusive)], "removexattr") { () throws(FileSystemError) in
+            try write { db in
+                guard var row = try ItemRow.find(ino: ino, db) else { throw FileSystemError(.notFound) }
+                guard try StoredXattrs.remove(ino, name: key, db) else { throw FileSystemError(.noAttribute) }
+                row.markChanged(.metadata, now: Timestamp.now())
+                try row.update(db)
+            }
+        }
+        sync.localChange()
+        emit(.modified, ino, detail: "metadata")
+    }
+}

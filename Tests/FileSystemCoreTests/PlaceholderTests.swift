@@ -1,0 +1,176 @@
+import CloudFileSystem
+import ContainerStore
+import DeviceFixture
+import Foundation
+import ItemModel
+import SyncEngine
+import Testing
+
+/// Opening, reading and truncating placeholders, through the core as the kernel would:
+/// the core waits for what it needs itself (the whole content for writing, only the
+/// blocks a read covers while a download streams), outside any lease, and a wait ends
+/// with a clear error (offline, stalled, corrupt, Ctrl-C), never with zeros.
+@Suite struct PlaceholderTests {
+    /// A second device, synced, with `remote.txt` a placeholder of `content`.
+    func placeholder(_ content: [UInt8], on store: any ContainerStore, configuration: SyncConfiguration = SyncConfiguration()) async throws -> (a: TestDevice, b: TestDevice, ino: Int64) {
+        let a = try await TestDevice(store: store, name: "a")
+        try await a.write("remote.txt", content)
+        try await a.sync()
+        let b = try await TestDevice(store: store, name: "b", configuration: configuration)
+        try await b.sync()
+        let ino = try #require(b.inode("remote.txt"))
+        #expect(try b.core.attributes(ino).blocks == 0)
+        return (a, b, ino)
+    }
+
+    /// Opening for reading answers once the download has started; each read waits for its
+    /// own blocks, and a read whose wait is cancelled (Ctrl-C) says so.
+    @Test func aPlaceholderOpensForReadingBeforeAnyBlockArrives() async throws {
+        let faulty = FaultyStore(InMemoryStore(), faults: StoreFaults())
+        var configuration = SyncConfiguration()
+        configuration.storeTimeout = .seconds(2)
+        let content = Array("streamed, not waited for".utf8)
+        let (a, b, ino) = try await placeholder(content, on: faulty, configuration: configuration)
+        faulty.faults = try StoreFaults(parsing: "hang,blocks")
+        let handle = try await b.core.open(ino, flags: O_RDONLY).handle
+        #expect(b.engine.transfers.transfer(ino)?.direction == .download)
+        let reader = Task { try await b.core.read(handle: handle, size: content.count, offset: 0) }
+        try await Task.sleep(for: .milliseconds(100))
+        reader.cancel()
+        let interrupted = await #expect(throws: FileSystemError.self) { try await reader.value }
+        #expect(interrupted?.code == .interrupted)
+        // The block request times out: the download failed, and its holes are never zeros.
+        let failed = await #expect(throws: FileSystemError.self) { try await b.core.read(handle: handle, size: content.count, offset: 0) }
+        #expect(failed?.code == .unreachable)
+        b.core.release(handle: handle)
+        faulty.faults = StoreFaults()
+        #expect(try await b.readBytes("remote.txt") == content)
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    /// A read in the middle of a large placeholder is served while the rest downloads.
+    @Test func aReadInTheMiddleGetsItsBytesWhileTheRestDownloads() async throws {
+        let content: [UInt8] = (0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ ($0 >> 12)) }
+        let faulty = FaultyStore(InMemoryStore(), faults: StoreFaults())
+        let (a, b, ino) = try await placeholder(content, on: faulty)
+        faulty.faults = try StoreFaults(parsing: "latency=50ms,blocks")
+        let handle = try await b.core.open(ino, flags: O_RDONLY).handle
+        let offset: Int64 = 7 << 20
+        let middle = try await b.core.read(handle: handle, size: 4096, offset: offset)
+        #expect(middle == Array(content[Int(offset)..<Int(offset) + 4096]))
+        b.core.release(handle: handle)
+        #expect(try await b.readBytes("remote.txt") == content)
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    /// Truncating a placeholder to a size other than zero downloads it first; the result
+    /// is pushed like any edit.
+    @Test func truncatingAPlaceholderFetchesItsContentFirst() async throws {
+        let (a, b, ino) = try await placeholder(Array("0123456789".utf8), on: InMemoryStore())
+        let attributes = try await b.core.setAttributes(ino, AttributeChanges(size: 4), handle: nil)
+        #expect(attributes.size == 4)
+        #expect(try await b.read("remote.txt") == "0123")
+        try await b.sync()
+        try await a.sync()
+        #expect(try await a.read("remote.txt") == "0123")
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    /// O_TRUNC needs none of the old content: it opens with the store away.
+    @Test func openingAPlaceholderWithTruncateFetchesNothing() async throws {
+        let store = InMemoryStore()
+        let (a, b, ino) = try await placeholder(Array("old content".utf8), on: store)
+        store.isReachable = false
+        let handle = try await b.core.open(ino, flags: O_WRONLY | O_TRUNC).handle
+        _ = try Array("new".utf8).withUnsafeBytes { try b.core.write(handle: handle, data: $0, offset: 0) }
+        b.core.release(handle: handle)
+        #expect(try await b.read("remote.txt") == "new")
+        store.isReachable = true
+        try await b.sync()
+        try await a.sync()
+        #expect(try await a.read("remote.txt") == "new")
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    @Test func aPlaceholderOpenedOfflineFailsAsUnreachable() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        try await a.write("remote.txt", "only in the store")
+        try await a.sync()
+        try await b.sync()
+        store.isReachable = false
+        await #expect(throws: SyncError.self) { try await b.sync() }
+        let ino = try #require(b.inode("remote.txt"))
+        do {
+            _ = try await b.core.open(ino, flags: O_RDONLY)
+            Issue.record("a placeholder opened with the store away")
+        } catch {
+            #expect(error.code == .unreachable)
+        }
+        // Local work goes on meanwhile.
+        try await b.write("local.txt", "written offline")
+        #expect(try await b.read("local.txt") == "written offline")
+        store.isReachable = true
+        try await b.sync()
+        #expect(try await b.read("remote.txt") == "only in the store")
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    /// A stalled store: sync and placeholders fail after the time limit instead of hanging,
+    /// local files keep working, and all is well once the store answers again.
+    @Test func aStalledStoreTimesOutWhileLocalFilesKeepWorking() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        try await a.write("remote.txt", "from a")
+        try await a.sync()
+        var configuration = SyncConfiguration()
+        configuration.storeTimeout = .milliseconds(200)
+        let faulty = FaultyStore(store, faults: StoreFaults())
+        let b = try await TestDevice(store: faulty, name: "b", configuration: configuration)
+        faulty.faults = try StoreFaults(parsing: "hang")
+        let started = ContinuousClock.now
+        await #expect(throws: SyncError.self) { try await b.sync() }
+        #expect(await b.engine.status().state == "offline")
+        let ino = try #require(b.inode("remote.txt"))
+        do {
+            _ = try await b.core.open(ino, flags: O_RDWR)
+            Issue.record("a placeholder downloaded from a stalled store")
+        } catch {
+            #expect(error.code == .unreachable)
+        }
+        #expect(ContinuousClock.now - started < .seconds(30))
+        try await b.write("local.txt", "still works")
+        #expect(try await b.read("local.txt") == "still works")
+        faulty.faults = StoreFaults()
+        try await b.sync()
+        #expect(try await b.read("remote.txt") == "from a")
+        try await a.sync()
+        #expect(try await a.read("local.txt") == "still works")
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    @Test func corruptBlocksAreNeverServed() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        try await a.write("data.bin", "good content")
+        try await a.sync()
+        for key in store.keys where key.hasPrefix(ContainerLayout.blockPrefix) {
+            try await store.put(key, Array("evil content".utf8))
+        }
+        let b = try await TestDevice(store: store, name: "b")
+        try await b.sync()
+        // The program gets EIO; the cause says why.
+        let error = await #expect(throws: FileSystemError.self) { _ = try await b.read("data.bin") }
+        #expect(error?.code == .io)
+        #expect((error?.cause as? SyncError)?.code == .corrupt)
+        await a.shutdown()
+        await b.shutdown()
+    }
+}
