@@ -2,8 +2,8 @@
 import PackageDescription
 
 /// Modules and their one-way dependencies (see docs/ARCHITECTURE.md):
-/// CFuse3 -> FuseKit; ItemModel -> ContainerStore, MetadataStore, ContentCache;
-/// FileCoordinator (leaf); S3Store (ContainerStore over HTTP); SyncEngine uses the stores, metadata, cache and coordinator;
+/// Inodes (leaf) -> FuseKit, FileCoordinator, MetadataStore, ContentCache;
+/// CFuse3 -> FuseKit; ItemModel -> ContainerStore, MetadataStore, ContentCache; S3Store (ContainerStore over HTTP); SyncEngine uses the stores, metadata, cache and coordinator;
 /// CloudFileSystem glues FuseKit to all of them; `ubiqfs` is the command line.
 let package = Package(
     name: "ubiqfs",
@@ -25,10 +25,11 @@ let package = Package(
             pkgConfig: "fuse3",
             providers: [.apt(["libfuse3-dev"])]
         ),
-        .target(name: "FuseKit", dependencies: ["CFuse3"]),
+        .target(name: "Inodes"),
+        .target(name: "FuseKit", dependencies: ["CFuse3", "Inodes"]),
         .target(name: "CSystemShims"),
         .target(name: "ItemModel"),
-        .target(name: "FileCoordinator"),
+        .target(name: "FileCoordinator", dependencies: ["Inodes"]),
         .target(name: "ContainerStore", dependencies: ["ItemModel"]),
         .target(
             name: "S3Store",
@@ -42,16 +43,16 @@ let package = Package(
         ),
         .target(
             name: "MetadataStore",
-            dependencies: ["ItemModel", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["ItemModel", "Inodes", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(
             name: "ContentCache",
-            dependencies: ["ItemModel", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["ItemModel", "Inodes", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(
             name: "SyncEngine",
             dependencies: [
-                "ItemModel", "ContainerStore", "MetadataStore", "ContentCache", "FileCoordinator",
+                "ItemModel", "Inodes", "ContainerStore", "MetadataStore", "ContentCache", "FileCoordinator",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -59,7 +60,7 @@ let package = Package(
         .target(
             name: "CloudFileSystem",
             dependencies: [
-                "FuseKit", "ItemModel", "MetadataStore", "ContentCache", "FileCoordinator",
+                "FuseKit", "Inodes", "ItemModel", "MetadataStore", "ContentCache", "FileCoordinator",
                 "ContainerStore", "SyncEngine",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -68,26 +69,26 @@ let package = Package(
         .executableTarget(
             name: "ubiqfs",
             dependencies: [
-                "CloudFileSystem", "ContainerStore", "S3Store", "SyncEngine", "FileCoordinator", "FuseKit", "CSystemShims",
+                "CloudFileSystem", "ContainerStore", "S3Store", "SyncEngine", "FileCoordinator", "FuseKit", "Inodes", "CSystemShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "ItemModelTests", dependencies: ["ItemModel"]),
-        .testTarget(name: "FileCoordinatorTests", dependencies: ["FileCoordinator", "ItemModel"]),
+        .testTarget(name: "FileCoordinatorTests", dependencies: ["FileCoordinator", "Inodes", "ItemModel"]),
         // Starts and stops a real SeaweedFS server for the tests that need an S3 service.
         .target(name: "SeaweedFSFixture", dependencies: ["S3Store", "ContainerStore"], path: "Tests/SeaweedFSFixture"),
         .testTarget(name: "ContainerStoreTests", dependencies: ["ContainerStore", "S3Store", "SeaweedFSFixture", "ItemModel"]),
         .testTarget(
             name: "MetadataStoreTests",
-            dependencies: ["MetadataStore", "ItemModel", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["MetadataStore", "Inodes", "ItemModel", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // Devices without FUSE (the real core, metadata, cache and sync engine) for the core's
         // and the sync engine's tests.
         .target(
             name: "DeviceFixture",
             dependencies: [
-                "CloudFileSystem", "ContainerStore", "SyncEngine", "MetadataStore", "ContentCache", "ItemModel",
+                "CloudFileSystem", "ContainerStore", "SyncEngine", "MetadataStore", "ContentCache", "Inodes", "ItemModel",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/DeviceFixture"
@@ -95,12 +96,12 @@ let package = Package(
         // The filesystem core driven directly, as the kernel would through the adapter.
         .testTarget(
             name: "FileSystemCoreTests",
-            dependencies: ["CloudFileSystem", "DeviceFixture", "ContainerStore", "SyncEngine", "MetadataStore", "ItemModel"]
+            dependencies: ["CloudFileSystem", "DeviceFixture", "ContainerStore", "SyncEngine", "MetadataStore", "Inodes", "ItemModel"]
         ),
         .testTarget(
             name: "SyncEngineTests",
             dependencies: [
-                "SyncEngine", "CloudFileSystem", "DeviceFixture", "ContainerStore", "S3Store", "SeaweedFSFixture", "MetadataStore", "ContentCache", "FileCoordinator", "ItemModel",
+                "SyncEngine", "CloudFileSystem", "DeviceFixture", "ContainerStore", "Inodes", "S3Store", "SeaweedFSFixture", "MetadataStore", "ContentCache", "FileCoordinator", "ItemModel",
                 .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

@@ -2,6 +2,7 @@ import ContentCache
 import Foundation
 import Glibc
 import GRDB
+import Inodes
 import ItemModel
 import Logging
 import MetadataStore
@@ -90,7 +91,7 @@ public final class CacheBudget: Sendable {
         let target = budget / 10 * 9
         let handles = core.handles
         let cache = core.cache
-        let candidates: [(ino: Int64, lastUse: Int64)]
+        let candidates: [(ino: Inode, lastUse: Int64)]
         do {
             candidates = try core.metadata.read { db in
                 try ItemRow.cleanLocalFiles(includingDeleted: false, db)

@@ -3,6 +3,7 @@ import FileCoordinator
 import Foundation
 import Glibc
 import GRDB
+import Inodes
 import ItemModel
 import MetadataStore
 import SyncEngine
@@ -18,7 +19,7 @@ extension FileSystemCore {
     /// on the caller's thread (`FuseAdapter` starts the call with `Task.immediate` on a
     /// libfuse thread), so a local file opens with no hop; attempts after a wait run on
     /// `OffloadedWork`'s threads, as they may block on a lease.
-    public func open(_ ino: Int64, flags: Int32) async throws(FileSystemError) -> OpenedFile {
+    public func open(_ ino: Inode, flags: Int32) async throws(FileSystemError) -> OpenedFile {
         if let opened = try openLocal(ino, flags: flags) { return opened }
         if flags & O_ACCMODE == O_RDONLY { return try await openStreaming(ino) }
         // After three downloads whose result was replaced before the open, give up.
@@ -31,7 +32,7 @@ extension FileSystemCore {
 
     /// Opens a file whose content is local; nil for a placeholder that must be downloaded
     /// first (an empty one, or one opened with O_TRUNC, becomes an empty local file).
-    private func openLocal(_ ino: Int64, flags: Int32) throws(FileSystemError) -> OpenedFile? {
+    private func openLocal(_ ino: Inode, flags: Int32) throws(FileSystemError) -> OpenedFile? {
         let truncate = flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY
         return try withLeases([(ino, truncate ? .exclusive : .shared)], "open") { () throws(FileSystemError) -> OpenedFile? in
             let row = try row(ino)
@@ -78,7 +79,7 @@ extension FileSystemCore {
 
     /// A placeholder opened for reading: the open returns as soon as the download has
     /// started, on the download's temporary file (the same inode the cache file will be).
-    private func openStreaming(_ ino: Int64) async throws(FileSystemError) -> OpenedFile {
+    private func openStreaming(_ ino: Inode) async throws(FileSystemError) -> OpenedFile {
         let stream: (path: String, generation: UInt64)?
         do { stream = try await downloads.beginStreaming(ino) } catch { throw .waitingForContent(error) }
         return try await offloaded { () throws(FileSystemError) -> OpenedFile in
@@ -97,7 +98,7 @@ extension FileSystemCore {
 
     /// Waits (outside any lease) until a placeholder's content is local; Ctrl-C stops
     /// waiting, the download goes on for others.
-    private func waitForContent(_ ino: Int64) async throws(FileSystemError) {
+    private func waitForContent(_ ino: Inode) async throws(FileSystemError) {
         do { try await downloads.materialize(ino) } catch { throw .waitingForContent(error) }
     }
 
@@ -108,7 +109,7 @@ extension FileSystemCore {
 
     /// Records a local content change: in memory always, in the database the first time
     /// since the item was clean.
-    func noteContentChange(_ ino: Int64) throws(FileSystemError) {
+    func noteContentChange(_ ino: Inode) throws(FileSystemError) {
         guard handles.noteWrite(ino) else { return }
         do {
             try metadata.write { db in
@@ -186,7 +187,7 @@ extension FileSystemCore {
     }
 
     /// fsync on a folder: every namespace change so far (a rename after a safe save) is durable.
-    public func fsyncDirectory(_ ino: Int64) throws(FileSystemError) {
+    public func fsyncDirectory(_ ino: Inode) throws(FileSystemError) {
         do {
             try metadata.durableWrite { db in
                 try ItemRow.rewrite(ino, db)
@@ -222,7 +223,7 @@ extension FileSystemCore {
     /// chmod, chown, utimes and truncate. Truncating a placeholder to a size other than 0
     /// waits for its content first (outside any lease), as a writable open does; like
     /// `open`, the first attempt runs on the caller's thread.
-    public func setAttributes(_ ino: Int64, _ changes: AttributeChanges, handle: UInt64?) async throws(FileSystemError) -> ItemAttributes {
+    public func setAttributes(_ ino: Inode, _ changes: AttributeChanges, handle: UInt64?) async throws(FileSystemError) -> ItemAttributes {
         if let updated = try setAttributesNow(ino, changes) { return updated }
         for _ in 0..<3 {
             try await waitForContent(ino)
@@ -233,7 +234,7 @@ extension FileSystemCore {
 
     /// The attributes after the change; nil (nothing changed) if a truncate needs the
     /// placeholder's content first.
-    private func setAttributesNow(_ ino: Int64, _ changes: AttributeChanges) throws(FileSystemError) -> ItemAttributes? {
+    private func setAttributesNow(_ ino: Inode, _ changes: AttributeChanges) throws(FileSystemError) -> ItemAttributes? {
         var metadataChanged = false
         let updated = try withLeases([(ino, .exclusive)], "setattr") { () throws(FileSystemError) -> ItemAttributes? in
             var row = try row(ino)

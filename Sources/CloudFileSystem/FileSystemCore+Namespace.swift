@@ -3,6 +3,7 @@ import FileCoordinator
 import Foundation
 import Glibc
 import GRDB
+import Inodes
 import ItemModel
 import MetadataStore
 import SyncEngine
@@ -13,7 +14,7 @@ extension FileSystemCore {
     // MARK: Creating
 
     func insertNew(
-        parent: Int64, name: [UInt8], kind: ItemKind, mode: UInt32, caller: Caller, target: ByteString? = nil, rdev: UInt64? = nil
+        parent: Inode, name: [UInt8], kind: ItemKind, mode: UInt32, caller: Caller, target: ByteString? = nil, rdev: UInt64? = nil
     ) throws(FileSystemError) -> ItemRow {
         let itemName = try Self.checkName(name)
         let now = Timestamp.now()
@@ -61,17 +62,17 @@ extension FileSystemCore {
         }
     }
 
-    public func mkdir(parent: Int64, name: [UInt8], mode: UInt32, caller: Caller) throws(FileSystemError) -> ItemAttributes {
+    public func mkdir(parent: Inode, name: [UInt8], mode: UInt32, caller: Caller) throws(FileSystemError) -> ItemAttributes {
         try attributes(of: insertNew(parent: parent, name: name, kind: .directory, mode: mode, caller: caller))
     }
 
-    public func symlink(parent: Int64, name: [UInt8], target: [UInt8], caller: Caller) throws(FileSystemError) -> ItemAttributes {
+    public func symlink(parent: Inode, name: [UInt8], target: [UInt8], caller: Caller) throws(FileSystemError) -> ItemAttributes {
         guard !target.isEmpty else { throw FileSystemError(.notFound, "empty symlink target") }
         guard target.count <= RecordValidator.maxTargetLength else { throw FileSystemError(.nameTooLong) }
         return try attributes(of: insertNew(parent: parent, name: name, kind: .symlink, mode: 0o777, caller: caller, target: ByteString(target)))
     }
 
-    public func mknod(parent: Int64, name: [UInt8], mode: UInt32, rdev: UInt64 = 0, caller: Caller) throws(FileSystemError) -> ItemAttributes {
+    public func mknod(parent: Inode, name: [UInt8], mode: UInt32, rdev: UInt64 = 0, caller: Caller) throws(FileSystemError) -> ItemAttributes {
         let kind: ItemKind
         switch mode & UInt32(S_IFMT) {
         case UInt32(S_IFREG), 0: kind = .file
@@ -84,7 +85,7 @@ extension FileSystemCore {
         return try attributes(of: insertNew(parent: parent, name: name, kind: kind, mode: mode, caller: caller, rdev: kind.isDevice ? rdev : nil))
     }
 
-    public func create(parent: Int64, name: [UInt8], mode: UInt32, flags: Int32, caller: Caller) throws(FileSystemError) -> (ItemAttributes, UInt64) {
+    public func create(parent: Inode, name: [UInt8], mode: UInt32, flags: Int32, caller: Caller) throws(FileSystemError) -> (ItemAttributes, UInt64) {
         let row = try insertNew(parent: parent, name: name, kind: .file, mode: mode, caller: caller)
         // A new file is empty and local: it never waits for content.
         guard let opened = try openFile(row, flags: flags & ~O_TRUNC) else { throw FileSystemError(.io, "new file \(row.inode) is a placeholder") }
@@ -93,7 +94,7 @@ extension FileSystemCore {
 
     // MARK: Removing
 
-    public func unlink(parent: Int64, name: [UInt8], directory: Bool) throws(FileSystemError) {
+    public func unlink(parent: Inode, name: [UInt8], directory: Bool) throws(FileSystemError) {
         let itemName = ByteString(name)
         let victim = try readUnisolated { db in try ItemRow.child(of: parent, named: itemName, db) }
         guard let victim else { throw FileSystemError(.notFound) }
@@ -124,7 +125,7 @@ extension FileSystemCore {
 
     // MARK: Rename
 
-    public func rename(parent: Int64, name: [UInt8], newParent: Int64, newName: [UInt8], exchange: Bool, noReplace: Bool) throws(FileSystemError) {
+    public func rename(parent: Inode, name: [UInt8], newParent: Inode, newName: [UInt8], exchange: Bool, noReplace: Bool) throws(FileSystemError) {
         let sourceName = ByteString(name)
         let targetName = try Self.checkName(newName)
         let (source, target) = try read { db in
@@ -133,11 +134,11 @@ extension FileSystemCore {
         guard let source else { throw FileSystemError(.notFound) }
         let fromPath = watchedPath(source.inode)
         let targetPath = target.flatMap { watchedPath($0.inode) }
-        var leases: [(Int64, LeaseAccess)] = [(parent, .exclusive), (newParent, .exclusive), (source.inode, .exclusive)]
+        var leases: [(Inode, LeaseAccess)] = [(parent, .exclusive), (newParent, .exclusive), (source.inode, .exclusive)]
         if let target { leases.append((target.inode, .exclusive)) }
-        var replaced: Int64?
+        var replaced: Inode?
         try withLeases(leases, "rename") { () throws(FileSystemError) in
-            replaced = try write { db -> Int64? in
+            replaced = try write { db -> Inode? in
                 guard var moving = try ItemRow.find(ino: source.inode, db), !moving.deleted, moving.parent == parent,
                       moving.itemName == sourceName else { throw FileSystemError(.notFound) }
                 _ = try Self.liveDirectory(newParent, db)
@@ -166,7 +167,7 @@ extension FileSystemCore {
                     try other.update(db)
                     return nil
                 }
-                var victim: Int64?
+                var victim: Inode?
                 if var existing {
                     if noReplace { throw FileSystemError(.exists) }
                     if existing.inode == moving.inode { return nil }
@@ -221,7 +222,7 @@ extension FileSystemCore {
 
     // MARK: Symlinks
 
-    public func readlink(_ ino: Int64) throws(FileSystemError) -> [UInt8] {
+    public func readlink(_ ino: Inode) throws(FileSystemError) -> [UInt8] {
         let row = try row(ino)
         guard row.itemKind == .symlink, let target = row.symlinkTarget else { throw FileSystemError(.invalid) }
         return target.bytes

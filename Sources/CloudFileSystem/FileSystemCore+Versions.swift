@@ -1,6 +1,7 @@
 import ContentCache
 import FileCoordinator
 import Foundation
+import Inodes
 import ItemModel
 import MetadataStore
 import SyncEngine
@@ -10,8 +11,8 @@ import SyncEngine
 /// exclusive lease, and is pushed as a new version; history is never rewritten.
 extension FileSystemCore {
     /// The item at a path inside the mount ("/a/b"), without counting a kernel lookup.
-    public func resolve(_ path: String) throws(FileSystemError) -> Int64 {
-        var ino = ItemRow.rootIno
+    public func resolve(_ path: String) throws(FileSystemError) -> Inode {
+        var ino = Inode.root
         for part in path.split(separator: "/") {
             let name = ByteString(Array(part.utf8))
             let parent = ino
@@ -25,7 +26,7 @@ extension FileSystemCore {
 
     /// Newest first; `current` is the version this device's content is (nil while a local
     /// edit is not committed yet).
-    public func versions(_ ino: Int64) throws(FileSystemError) -> (versions: [FileVersion], current: UInt64?) {
+    public func versions(_ ino: Inode) throws(FileSystemError) -> (versions: [FileVersion], current: UInt64?) {
         let row = try row(ino)
         guard row.itemKind == .file, !row.deleted else { throw FileSystemError(.invalid, "only files have versions") }
         let versions = try read { db in try FileVersions.list(row.itemID, db) }
@@ -33,7 +34,7 @@ extension FileSystemCore {
         return (versions, current)
     }
 
-    public func restore(_ ino: Int64, version seq: UInt64) async throws(FileSystemError) {
+    public func restore(_ ino: Inode, version seq: UInt64) async throws(FileSystemError) {
         let row = try row(ino)
         guard row.itemKind == .file, !row.deleted else { throw FileSystemError(.invalid, "only files have versions") }
         guard let version = try read({ db in try FileVersions.find(row.itemID, seq: seq, db) }) else {
@@ -47,7 +48,7 @@ extension FileSystemCore {
         }
         let leases: LeaseSet
         do {
-            leases = try await coordinator.acquire([LeaseRequest(UInt64(ino), .exclusive)], owner: "restore")
+            leases = try await coordinator.acquire([LeaseRequest(ino, .exclusive)], owner: "restore")
         } catch {
             cache.discard(temporary)
             throw FileSystemError(.interrupted, "restore cancelled", cause: error)

@@ -3,6 +3,7 @@ import FileCoordinator
 import Foundation
 import Glibc
 import GRDB
+import Inodes
 import ItemModel
 import MetadataStore
 import SyncEngine
@@ -12,7 +13,7 @@ import SyncEngine
 extension FileSystemCore {
     // MARK: Extended attributes
 
-    public func getXattr(_ ino: Int64, name: [UInt8]) throws(FileSystemError) -> [UInt8] {
+    public func getXattr(_ ino: Inode, name: [UInt8]) throws(FileSystemError) -> [UInt8] {
         guard let key = Self.userXattrKey(name) else { throw Self.unstoredXattr(name) }
         if key.hasPrefix("user.ubiqfs.") { return try statusXattr(ino, key) }
         return try withLeases([(ino, .shared)], "getxattr") { () throws(FileSystemError) in
@@ -24,11 +25,11 @@ extension FileSystemCore {
     }
 
     /// The `user.ubiqfs.*` names (docs/XATTRS.md): answered by name, never listed.
-    private func statusXattr(_ ino: Int64, _ key: String) throws(FileSystemError) -> [UInt8] {
+    private func statusXattr(_ ino: Inode, _ key: String) throws(FileSystemError) -> [UInt8] {
         let row = try row(ino)
         let transfer = downloads.transfers.transfer(ino)
         switch key {
-        case "user.ubiqfs.control" where ino == ItemRow.rootIno: return Array(controlSocketPath.utf8)
+        case "user.ubiqfs.control" where ino == Inode.root: return Array(controlSocketPath.utf8)
         case "user.ubiqfs.id": return Array(row.id.utf8)
         case "user.ubiqfs.version": return Array(String(row.baseSeq).utf8)
         case "user.ubiqfs.pinned": return try read { db in try ItemRow.isPinned(ino, db) } ? [49] : [48]
@@ -66,9 +67,9 @@ extension FileSystemCore {
     }
 
     /// Pin (true), unpin (false) or inherit (nil). Pinning downloads what is not local yet.
-    public func setPinned(_ ino: Int64, _ pinned: Bool?) throws(FileSystemError) {
-        let toFetch = try withLeases([(ino, .exclusive)], "pin") { () throws(FileSystemError) -> [Int64] in
-            try write { db -> [Int64] in
+    public func setPinned(_ ino: Inode, _ pinned: Bool?) throws(FileSystemError) {
+        let toFetch = try withLeases([(ino, .exclusive)], "pin") { () throws(FileSystemError) -> [Inode] in
+            try write { db -> [Inode] in
                 guard var row = try ItemRow.find(ino: ino, db), !row.deleted else { throw FileSystemError(.notFound) }
                 row.pinned = pinned
                 row.ctime = Timestamp.now()
@@ -85,7 +86,7 @@ extension FileSystemCore {
 
     /// Drops local content, keeping the item as a placeholder; a folder evicts everything
     /// under it that it can and reports the first refusal.
-    public func evict(_ ino: Int64) throws(FileSystemError) {
+    public func evict(_ ino: Inode) throws(FileSystemError) {
         let row = try row(ino)
         guard row.itemKind == .directory else {
             try evictFile(ino)
@@ -99,7 +100,7 @@ extension FileSystemCore {
         if let first { throw first }
     }
 
-    func evictFile(_ ino: Int64) throws(FileSystemError) {
+    func evictFile(_ ino: Inode) throws(FileSystemError) {
         let evicted = try withLeases([(ino, .exclusive)], "evict") { () throws(FileSystemError) -> Bool in
             let evicted = try write(freeing: true) { db -> Bool in
                 guard let row = try ItemRow.find(ino: ino, db), !row.deleted else { throw FileSystemError(.notFound) }
@@ -123,7 +124,7 @@ extension FileSystemCore {
         if evicted { emit(.evicted, ino) }
     }
 
-    public func setXattr(_ ino: Int64, name: [UInt8], value: [UInt8], flags: Int32) throws(FileSystemError) {
+    public func setXattr(_ ino: Inode, name: [UInt8], value: [UInt8], flags: Int32) throws(FileSystemError) {
         guard let key = Self.userXattrKey(name) else {
             throw FileSystemError(.notSupported, "only user.* extended attributes with UTF-8 names are stored")
         }
@@ -162,7 +163,7 @@ extension FileSystemCore {
         emit(.modified, ino, detail: "metadata")
     }
 
-    public func listXattrs(_ ino: Int64) throws(FileSystemError) -> [UInt8] {
+    public func listXattrs(_ ino: Inode) throws(FileSystemError) -> [UInt8] {
         let names = try read { db -> [String] in
             guard try ItemRow.find(ino: ino, db) != nil else { throw FileSystemError(.notFound, "no inode \(ino)") }
             return try StoredXattrs.names(of: ino, db)
@@ -175,7 +176,7 @@ extension FileSystemCore {
         return bytes
     }
 
-    public func removeXattr(_ ino: Int64, name: [UInt8]) throws(FileSystemError) {
+    public func removeXattr(_ ino: Inode, name: [UInt8]) throws(FileSystemError) {
         guard let key = Self.userXattrKey(name) else { throw Self.unstoredXattr(name) }
         if key == "user.ubiqfs.pinned" { return try setPinned(ino, nil) }
         if key.hasPrefix("user.ubiqfs.") { throw FileSystemError(.notPermitted, "\(key) is read-only") }

@@ -3,6 +3,7 @@ import FileCoordinator
 import Foundation
 import Glibc
 import GRDB
+import Inodes
 import ItemModel
 import Logging
 import MetadataStore
@@ -64,11 +65,11 @@ public final class FileSystemCore: Sendable {
     /// Owners are operation names only: the lease table's key already names the item, and a
     /// literal costs nothing on the read and write paths.
     func withLeases<T>(
-        _ requests: [(Int64, LeaseAccess)], _ owner: String, _ body: () throws(FileSystemError) -> T
+        _ requests: [(Inode, LeaseAccess)], _ owner: String, _ body: () throws(FileSystemError) -> T
     ) throws(FileSystemError) -> T {
         let leases: LeaseSet
         do {
-            leases = try coordinator.acquire(requests.map { LeaseRequest(UInt64($0.0), $0.1) }, owner: owner, timeout: .seconds(600))
+            leases = try coordinator.acquire(requests.map { LeaseRequest($0.0, $0.1) }, owner: owner, timeout: .seconds(600))
         } catch {
             throw FileSystemError(.busy, "timed out waiting for a lease (\(owner))", cause: error)
         }
@@ -77,12 +78,12 @@ public final class FileSystemCore: Sendable {
     }
 
     /// A change for the watch API; paths are looked up only while someone watches.
-    func emit(_ kind: ChangeEvent.Kind, _ ino: Int64, path: String? = nil, from: String? = nil, detail: String? = nil) {
+    func emit(_ kind: ChangeEvent.Kind, _ ino: Inode, path: String? = nil, from: String? = nil, detail: String? = nil) {
         guard sync.feed.isWatched else { return }
         sync.feed.emit(ChangeEvent(kind, path: path ?? self.path(of: ino), from: from, origin: .local, detail: detail))
     }
 
-    func watchedPath(_ ino: Int64) -> String? {
+    func watchedPath(_ ino: Inode) -> String? {
         sync.feed.isWatched ? path(of: ino) : nil
     }
 
@@ -135,7 +136,7 @@ public final class FileSystemCore: Sendable {
         return FileSystemError(kind, message + ": " + String(cString: strerror(code)), cause: cause)
     }
 
-    func row(_ ino: Int64) throws(FileSystemError) -> ItemRow {
+    func row(_ ino: Inode) throws(FileSystemError) -> ItemRow {
         guard let row = try readUnisolated({ db in try ItemRow.find(ino: ino, db) }) else {
             throw FileSystemError(.notFound, "no inode \(ino)")
         }
@@ -149,7 +150,7 @@ public final class FileSystemCore: Sendable {
         return value
     }
 
-    static func liveDirectory(_ ino: Int64, _ db: Database) throws -> ItemRow {
+    static func liveDirectory(_ ino: Inode, _ db: Database) throws -> ItemRow {
         guard let row = try ItemRow.find(ino: ino, db), !row.deleted else { throw FileSystemError(.notFound) }
         guard row.itemKind == .directory else { throw FileSystemError(.notDirectory) }
         return row
@@ -187,7 +188,7 @@ public final class FileSystemCore: Sendable {
         )
     }
 
-    public func attributes(_ ino: Int64) throws(FileSystemError) -> ItemAttributes {
+    public func attributes(_ ino: Inode) throws(FileSystemError) -> ItemAttributes {
         try withLeases([(ino, .shared)], "getattr") { () throws(FileSystemError) in
             try attributes(of: row(ino))
         }
@@ -195,7 +196,7 @@ public final class FileSystemCore: Sendable {
 
     // MARK: Names
 
-    public func lookup(parent: Int64, name: [UInt8]) throws(FileSystemError) -> ItemAttributes {
+    public func lookup(parent: Inode, name: [UInt8]) throws(FileSystemError) -> ItemAttributes {
         if name.count > ItemName.maxLength { throw FileSystemError(.nameTooLong) }
         return try withLeases([(parent, .shared)], "lookup") { () throws(FileSystemError) in
             let child = try readUnisolated { db -> ItemRow? in
@@ -209,14 +210,14 @@ public final class FileSystemCore: Sendable {
         }
     }
 
-    public func forget(_ ino: Int64, count: UInt64) {
+    public func forget(_ ino: Inode, count: UInt64) {
         if handles.forget(ino, count) { purge(ino) }
     }
 
     /// Drops an unlinked item's content once nothing uses it, and its row if its delete
     /// needs no push. The content goes even while the delete waits for the store (no push
     /// needs the bytes of a deleted file): `rm` frees disk space offline too.
-    func purge(_ ino: Int64) {
+    func purge(_ ino: Inode) {
         let unused: Bool
         do {
             unused = try write(freeing: true) { db in
@@ -238,17 +239,17 @@ public final class FileSystemCore: Sendable {
 
     // MARK: Folders
 
-    public func checkDirectory(_ ino: Int64) throws(FileSystemError) {
+    public func checkDirectory(_ ino: Inode) throws(FileSystemError) {
         _ = try read { db in try Self.liveDirectory(ino, db) }
     }
 
     /// Entries after `offset`: "." and ".." at offsets 1 and 2, then children in inode order
     /// with offset ino + 2, so offsets stay valid while the folder changes.
-    public func list(_ ino: Int64, after offset: UInt64, limit: Int) throws(FileSystemError) -> [DirectoryListingEntry] {
+    public func list(_ ino: Inode, after offset: UInt64, limit: Int) throws(FileSystemError) -> [DirectoryListingEntry] {
         try withLeases([(ino, .shared)], "readdir") { () throws(FileSystemError) in
             let (folder, children) = try read { db -> (ItemRow, [ItemRow]) in
                 let folder = try Self.liveDirectory(ino, db)
-                let after = offset > 2 ? Int64(offset - 2) : 0
+                let after = offset > 2 ? Inode(offset - 2) : 0
                 return (folder, try ItemRow.children(of: ino, after: after, limit: limit, db))
             }
             var entries: [DirectoryListingEntry] = []
@@ -261,14 +262,14 @@ public final class FileSystemCore: Sendable {
                 entries.append(DirectoryListingEntry(name: [46, 46], attributes: parentAttributes, nextOffset: 2))
             }
             for child in children {
-                entries.append(DirectoryListingEntry(name: child.itemName.bytes, attributes: try attributes(of: child), nextOffset: UInt64(child.inode) + 2))
+                entries.append(DirectoryListingEntry(name: child.itemName.bytes, attributes: try attributes(of: child), nextOffset: child.inode.rawValue + 2))
             }
             return entries
         }
     }
 
     /// readdirplus hands the kernel a reference for each entry it keeps.
-    public func noteListed(_ ino: Int64) {
+    public func noteListed(_ ino: Inode) {
         handles.addLookup(ino)
     }
 
@@ -282,7 +283,7 @@ public final class FileSystemCore: Sendable {
     }
 
     /// The item's path inside the mount, for people (`ubiqfs locks`, logs).
-    public func path(of ino: Int64) -> String {
+    public func path(of ino: Inode) -> String {
         (try? metadata.read { db in try ItemRow.path(of: ino, db) }) ?? "(inode \(ino))"
     }
 

@@ -1,5 +1,6 @@
 import FuseKit
 import Glibc
+import Inodes
 import ItemModel
 import Logging
 import Synchronization
@@ -72,7 +73,7 @@ public final class FuseAdapter: FuseOperations {
             return FuseTimespec(seconds: seconds, nanoseconds: nanoseconds)
         }
         return FuseAttributes(
-            ino: UInt64(attributes.ino), mode: type | attributes.permissions, nlink: attributes.nlink,
+            ino: attributes.ino, mode: type | attributes.permissions, nlink: attributes.nlink,
             uid: attributes.uid, gid: attributes.gid, size: UInt64(max(0, attributes.size)),
             blocks: UInt64(max(0, attributes.blocks)), blockSize: 4096,
             atime: time(attributes.atime), mtime: time(attributes.mtime), ctime: time(attributes.ctime),
@@ -112,9 +113,9 @@ public final class FuseAdapter: FuseOperations {
 
     // MARK: Names
 
-    public func lookup(_ request: FuseRequest, parent: UInt64, name: [UInt8]) {
+    public func lookup(_ request: FuseRequest, parent: Inode, name: [UInt8]) {
         do {
-            request.reply(entry: Self.entry(try core.lookup(parent: Int64(parent), name: name)))
+            request.reply(entry: Self.entry(try core.lookup(parent: parent, name: name)))
         } catch where error.code == .notFound {
             request.replyNegativeEntry(timeout: Self.cacheTimeout)
         } catch {
@@ -122,19 +123,19 @@ public final class FuseAdapter: FuseOperations {
         }
     }
 
-    public func forget(ino: UInt64, lookups: UInt64) {
-        core.forget(Int64(ino), count: lookups)
+    public func forget(ino: Inode, lookups: UInt64) {
+        core.forget(ino, count: lookups)
     }
 
-    public func getattr(_ request: FuseRequest, ino: UInt64, handle: UInt64?) {
+    public func getattr(_ request: FuseRequest, ino: Inode, handle: UInt64?) {
         do {
-            request.reply(attributes: Self.fuseAttributes(try core.attributes(Int64(ino))), timeout: Self.cacheTimeout)
+            request.reply(attributes: Self.fuseAttributes(try core.attributes(ino)), timeout: Self.cacheTimeout)
         } catch {
             fail(request, error, "getattr")
         }
     }
 
-    public func setattr(_ request: FuseRequest, ino: UInt64, changes: FuseSetAttributes, handle: UInt64?) {
+    public func setattr(_ request: FuseRequest, ino: Inode, changes: FuseSetAttributes, handle: UInt64?) {
         func time(_ change: FuseTimeChange?) -> AttributeChanges.Time? {
             switch change {
             case .none: nil
@@ -147,65 +148,65 @@ public final class FuseAdapter: FuseOperations {
             atime: time(changes.atime), mtime: time(changes.mtime)
         )
         reply(request, "setattr") { core throws(FileSystemError) in
-            let attributes = try await core.setAttributes(Int64(ino), wanted, handle: handle)
+            let attributes = try await core.setAttributes(ino, wanted, handle: handle)
             request.reply(attributes: Self.fuseAttributes(attributes), timeout: Self.cacheTimeout)
         }
     }
 
-    public func readlink(_ request: FuseRequest, ino: UInt64) {
-        do { request.reply(readlink: try core.readlink(Int64(ino))) } catch { fail(request, error, "readlink") }
+    public func readlink(_ request: FuseRequest, ino: Inode) {
+        do { request.reply(readlink: try core.readlink(ino)) } catch { fail(request, error, "readlink") }
     }
 
-    public func mknod(_ request: FuseRequest, parent: UInt64, name: [UInt8], mode: UInt32, rdev: UInt64) {
+    public func mknod(_ request: FuseRequest, parent: Inode, name: [UInt8], mode: UInt32, rdev: UInt64) {
         do {
-            request.reply(entry: Self.entry(try core.mknod(parent: Int64(parent), name: name, mode: mode, rdev: rdev, caller: Self.caller(request))))
+            request.reply(entry: Self.entry(try core.mknod(parent: parent, name: name, mode: mode, rdev: rdev, caller: Self.caller(request))))
         } catch {
             fail(request, error, "mknod")
         }
     }
 
-    public func mkdir(_ request: FuseRequest, parent: UInt64, name: [UInt8], mode: UInt32) {
+    public func mkdir(_ request: FuseRequest, parent: Inode, name: [UInt8], mode: UInt32) {
         do {
-            request.reply(entry: Self.entry(try core.mkdir(parent: Int64(parent), name: name, mode: mode, caller: Self.caller(request))))
+            request.reply(entry: Self.entry(try core.mkdir(parent: parent, name: name, mode: mode, caller: Self.caller(request))))
         } catch {
             fail(request, error, "mkdir")
         }
     }
 
-    public func unlink(_ request: FuseRequest, parent: UInt64, name: [UInt8]) {
+    public func unlink(_ request: FuseRequest, parent: Inode, name: [UInt8]) {
         do {
-            try core.unlink(parent: Int64(parent), name: name, directory: false)
+            try core.unlink(parent: parent, name: name, directory: false)
             request.reply(error: 0)
         } catch {
             fail(request, error, "unlink")
         }
     }
 
-    public func rmdir(_ request: FuseRequest, parent: UInt64, name: [UInt8]) {
+    public func rmdir(_ request: FuseRequest, parent: Inode, name: [UInt8]) {
         do {
-            try core.unlink(parent: Int64(parent), name: name, directory: true)
+            try core.unlink(parent: parent, name: name, directory: true)
             request.reply(error: 0)
         } catch {
             fail(request, error, "rmdir")
         }
     }
 
-    public func symlink(_ request: FuseRequest, target: [UInt8], parent: UInt64, name: [UInt8]) {
+    public func symlink(_ request: FuseRequest, target: [UInt8], parent: Inode, name: [UInt8]) {
         do {
-            request.reply(entry: Self.entry(try core.symlink(parent: Int64(parent), name: name, target: target, caller: Self.caller(request))))
+            request.reply(entry: Self.entry(try core.symlink(parent: parent, name: name, target: target, caller: Self.caller(request))))
         } catch {
             fail(request, error, "symlink")
         }
     }
 
-    public func rename(_ request: FuseRequest, parent: UInt64, name: [UInt8], newParent: UInt64, newName: [UInt8], flags: FuseRenameFlags) {
+    public func rename(_ request: FuseRequest, parent: Inode, name: [UInt8], newParent: Inode, newName: [UInt8], flags: FuseRenameFlags) {
         guard !flags.contains(.whiteout) else {
             request.reply(error: EINVAL)
             return
         }
         do {
             try core.rename(
-                parent: Int64(parent), name: name, newParent: Int64(newParent), newName: newName,
+                parent: parent, name: name, newParent: newParent, newName: newName,
                 exchange: flags.contains(.exchange), noReplace: flags.contains(.noReplace)
             )
             request.reply(error: 0)
@@ -214,42 +215,42 @@ public final class FuseAdapter: FuseOperations {
         }
     }
 
-    public func link(_ request: FuseRequest, ino: UInt64, newParent: UInt64, newName: [UInt8]) {
+    public func link(_ request: FuseRequest, ino: Inode, newParent: Inode, newName: [UInt8]) {
         // Hard links have no meaning across devices: one name per item.
         request.reply(error: EPERM)
     }
 
     // MARK: Files
 
-    public func open(_ request: FuseRequest, ino: UInt64, flags: Int32) {
+    public func open(_ request: FuseRequest, ino: Inode, flags: Int32) {
         reply(request, "open") { core throws(FileSystemError) in
-            let opened = try await core.open(Int64(ino), flags: flags)
+            let opened = try await core.open(ino, flags: flags)
             request.reply(open: self.opened(opened.handle, keepCache: opened.keepCache, flags: flags, setID: opened.setID))
         }
     }
 
-    public func create(_ request: FuseRequest, parent: UInt64, name: [UInt8], mode: UInt32, flags: Int32) {
+    public func create(_ request: FuseRequest, parent: Inode, name: [UInt8], mode: UInt32, flags: Int32) {
         do {
-            let (attributes, handle) = try core.create(parent: Int64(parent), name: name, mode: mode, flags: flags, caller: Self.caller(request))
+            let (attributes, handle) = try core.create(parent: parent, name: name, mode: mode, flags: flags, caller: Self.caller(request))
             request.reply(entry: Self.entry(attributes), open: self.opened(handle, keepCache: true, flags: flags, setID: attributes.permissions & UInt32(S_ISUID | S_ISGID) != 0))
         } catch {
             fail(request, error, "create")
         }
     }
 
-    public func read(_ request: FuseRequest, ino: UInt64, handle: UInt64, size: Int, offset: Int64) {
+    public func read(_ request: FuseRequest, ino: Inode, handle: UInt64, size: Int, offset: Int64) {
         reply(request, "read") { core throws(FileSystemError) in
             request.reply(bytes: try await core.read(handle: handle, size: size, offset: offset))
         }
     }
 
-    public func write(_ request: FuseRequest, ino: UInt64, handle: UInt64, data: UnsafeRawBufferPointer, offset: Int64) {
+    public func write(_ request: FuseRequest, ino: Inode, handle: UInt64, data: UnsafeRawBufferPointer, offset: Int64) {
         do { request.reply(written: try core.write(handle: handle, data: data, offset: offset)) } catch { fail(request, error, "write") }
     }
 
     /// Nothing to do: writes reach the cache file as they come. Files are opened with
     /// noFlush, so a kernel that knows FOPEN_NOFLUSH never asks.
-    public func flush(_ request: FuseRequest, ino: UInt64, handle: UInt64) {
+    public func flush(_ request: FuseRequest, ino: Inode, handle: UInt64) {
         request.reply(error: 0)
     }
 
@@ -264,12 +265,12 @@ public final class FuseAdapter: FuseOperations {
         return FuseOpenOptions(handle: handle, keepCache: keepCache, directIO: direct, noFlush: true)
     }
 
-    public func release(_ request: FuseRequest, ino: UInt64, handle: UInt64, flags: Int32) {
+    public func release(_ request: FuseRequest, ino: Inode, handle: UInt64, flags: Int32) {
         core.release(handle: handle)
         request.reply(error: 0)
     }
 
-    public func fsync(_ request: FuseRequest, ino: UInt64, handle: UInt64, dataOnly: Bool) {
+    public func fsync(_ request: FuseRequest, ino: Inode, handle: UInt64, dataOnly: Bool) {
         do {
             try core.fsync(handle: handle)
             request.reply(error: 0)
@@ -278,7 +279,7 @@ public final class FuseAdapter: FuseOperations {
         }
     }
 
-    public func fallocate(_ request: FuseRequest, ino: UInt64, handle: UInt64, mode: Int32, offset: Int64, length: Int64) {
+    public func fallocate(_ request: FuseRequest, ino: Inode, handle: UInt64, mode: Int32, offset: Int64, length: Int64) {
         do {
             try core.fallocate(handle: handle, mode: mode, offset: offset, length: length)
             request.reply(error: 0)
@@ -289,14 +290,14 @@ public final class FuseAdapter: FuseOperations {
 
     // MARK: Folders
 
-    public func opendir(_ request: FuseRequest, ino: UInt64, flags: Int32) {
+    public func opendir(_ request: FuseRequest, ino: Inode, flags: Int32) {
         if zeroMessageOpendir.load(ordering: .relaxed) {
             // The kernel checks the folder exists; readdir answers for what it holds.
             request.reply(error: ENOSYS)
             return
         }
         do {
-            try core.checkDirectory(Int64(ino))
+            try core.checkDirectory(ino)
             // The kernel keeps the listing across opens; it drops it itself when a name in the
             // folder changes through the mount, and KernelNotifier drops it for remote changes.
             request.reply(open: FuseOpenOptions(handle: 0, keepCache: true, cacheDirectory: true))
@@ -305,9 +306,9 @@ public final class FuseAdapter: FuseOperations {
         }
     }
 
-    public func readdir(_ request: FuseRequest, ino: UInt64, handle: UInt64, size: Int, offset: UInt64, plus: Bool) {
+    public func readdir(_ request: FuseRequest, ino: Inode, handle: UInt64, size: Int, offset: UInt64, plus: Bool) {
         do {
-            let entries = try core.list(Int64(ino), after: offset, limit: FuseDirectoryBuffer.maxEntries(capacity: size, plus: plus))
+            let entries = try core.list(ino, after: offset, limit: FuseDirectoryBuffer.maxEntries(capacity: size, plus: plus))
             var buffer = FuseDirectoryBuffer(request: request, capacity: size, plus: plus)
             for entry in entries {
                 let attributes = Self.fuseAttributes(entry.attributes)
@@ -325,20 +326,20 @@ public final class FuseAdapter: FuseOperations {
         }
     }
 
-    public func releasedir(_ request: FuseRequest, ino: UInt64, handle: UInt64) {
+    public func releasedir(_ request: FuseRequest, ino: Inode, handle: UInt64) {
         request.reply(error: 0)
     }
 
-    public func fsyncdir(_ request: FuseRequest, ino: UInt64, handle: UInt64, dataOnly: Bool) {
+    public func fsyncdir(_ request: FuseRequest, ino: Inode, handle: UInt64, dataOnly: Bool) {
         do {
-            try core.fsyncDirectory(Int64(ino))
+            try core.fsyncDirectory(ino)
             request.reply(error: 0)
         } catch {
             fail(request, error, "fsyncdir")
         }
     }
 
-    public func statfs(_ request: FuseRequest, ino: UInt64) {
+    public func statfs(_ request: FuseRequest, ino: Inode) {
         let stats = core.statistics()
         request.reply(statfs: FuseStatfs(
             blockSize: stats.blockSize, fragmentSize: stats.blockSize, blocks: stats.total, blocksFree: stats.free,
@@ -358,26 +359,26 @@ public final class FuseAdapter: FuseOperations {
         }
     }
 
-    public func getxattr(_ request: FuseRequest, ino: UInt64, name: [UInt8], size: Int) {
-        do { replySized(request, try core.getXattr(Int64(ino), name: name), size: size) } catch { fail(request, error, "getxattr") }
+    public func getxattr(_ request: FuseRequest, ino: Inode, name: [UInt8], size: Int) {
+        do { replySized(request, try core.getXattr(ino, name: name), size: size) } catch { fail(request, error, "getxattr") }
     }
 
-    public func listxattr(_ request: FuseRequest, ino: UInt64, size: Int) {
-        do { replySized(request, try core.listXattrs(Int64(ino)), size: size) } catch { fail(request, error, "listxattr") }
+    public func listxattr(_ request: FuseRequest, ino: Inode, size: Int) {
+        do { replySized(request, try core.listXattrs(ino), size: size) } catch { fail(request, error, "listxattr") }
     }
 
-    public func setxattr(_ request: FuseRequest, ino: UInt64, name: [UInt8], value: [UInt8], flags: Int32) {
+    public func setxattr(_ request: FuseRequest, ino: Inode, name: [UInt8], value: [UInt8], flags: Int32) {
         do {
-            try core.setXattr(Int64(ino), name: name, value: value, flags: flags)
+            try core.setXattr(ino, name: name, value: value, flags: flags)
             request.reply(error: 0)
         } catch {
             fail(request, error, "setxattr")
         }
     }
 
-    public func removexattr(_ request: FuseRequest, ino: UInt64, name: [UInt8]) {
+    public func removexattr(_ request: FuseRequest, ino: Inode, name: [UInt8]) {
         do {
-            try core.removeXattr(Int64(ino), name: name)
+            try core.removeXattr(ino, name: name)
             request.reply(error: 0)
         } catch {
             fail(request, error, "removexattr")

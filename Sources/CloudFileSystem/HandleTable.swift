@@ -1,7 +1,8 @@
 import Glibc
+import Inodes
 import ItemModel
-import Synchronization
 import SyncEngine
+import Synchronization
 
 /// In-memory facts about inodes the kernel and programs are using right now: open
 /// handles, lookup counts, write generations. One Mutex, held only for map updates
@@ -27,18 +28,18 @@ public final class HandleTable: LocalActivity {
     }
 
     private struct State {
-        var live: [Int64: Live] = [:]
+        var live: [Inode: Live] = [:]
         /// The kernel's lookup count of every inode it holds, apart from `live`: it holds
         /// every item a program has looked at, and a 48-byte `Live` each made a stat of
         /// 100,000 items cost 13 MB more.
-        var lookups: [Int64: UInt64] = [:]
+        var lookups: [Inode: UInt64] = [:]
         var files: [UInt64: OpenFile] = [:]
         var nextHandle: UInt64 = 1
         /// When each item was last opened (nanoseconds): the cache budget evicts the oldest first.
-        var lastUse: [Int64: Int64] = [:]
+        var lastUse: [Inode: Int64] = [:]
 
         /// Changes an inode's entry, and drops it when that leaves it idle.
-        mutating func update<T: Sendable>(_ ino: Int64, _ body: (inout Live) -> T) -> T {
+        mutating func update<T: Sendable>(_ ino: Inode, _ body: (inout Live) -> T) -> T {
             var entry = live[ino] ?? Live()
             let result = body(&entry)
             if entry.isIdle { live.removeValue(forKey: ino) } else { live[ino] = entry }
@@ -50,22 +51,22 @@ public final class HandleTable: LocalActivity {
 
     public init() {}
 
-    private func update<T: Sendable>(_ ino: Int64, _ body: (inout Live) -> T) -> T {
+    private func update<T: Sendable>(_ ino: Inode, _ body: (inout Live) -> T) -> T {
         state.withLock { $0.update(ino, body) }
     }
 
-    private func peek<T>(_ ino: Int64, _ body: (Live) -> T) -> T {
+    private func peek<T>(_ ino: Inode, _ body: (Live) -> T) -> T {
         state.withLock { body($0.live[ino] ?? Live()) }
     }
 
     // MARK: Lookups
 
-    func addLookup(_ ino: Int64) {
+    func addLookup(_ ino: Inode) {
         state.withLock { $0.lookups[ino, default: 0] += 1 }
     }
 
     /// Returns true when the inode is no longer used and was unlinked here (purge it now).
-    func forget(_ ino: Int64, _ count: UInt64) -> Bool {
+    func forget(_ ino: Inode, _ count: UInt64) -> Bool {
         state.withLock { state in
             let held = state.lookups[ino] ?? 0
             let left = held - min(held, count)
@@ -79,7 +80,7 @@ public final class HandleTable: LocalActivity {
         }
     }
 
-    func markUnlinked(_ ino: Int64) {
+    func markUnlinked(_ ino: Inode) {
         update(ino) { $0.unlinked = true }
     }
 
@@ -140,7 +141,7 @@ public final class HandleTable: LocalActivity {
     // MARK: Content generations
 
     /// A local content change: returns true if the database must now be told (first change since clean).
-    func noteWrite(_ ino: Int64) -> Bool {
+    func noteWrite(_ ino: Inode) -> Bool {
         update(ino) { live in
             live.writeGeneration &+= 1
             if live.writeGeneration == 0 { live.writeGeneration = 1 }
@@ -151,33 +152,33 @@ public final class HandleTable: LocalActivity {
     }
 
     /// The database write that recorded a change failed: say it again next time.
-    func unmarkDirty(_ ino: Int64) {
+    func unmarkDirty(_ ino: Inode) {
         update(ino) { $0.markedDirty = false }
     }
 
-    func noteFsync(_ ino: Int64) {
+    func noteFsync(_ ino: Inode) {
         update(ino) { $0.syncedGeneration = $0.writeGeneration }
     }
 
-    func markContentReplaced(_ ino: Int64) {
+    func markContentReplaced(_ ino: Inode) {
         update(ino) { $0.contentReplaced = true }
     }
 
     // MARK: LocalActivity
 
-    public func hasWriters(_ ino: Int64) -> Bool {
+    public func hasWriters(_ ino: Inode) -> Bool {
         peek(ino) { $0.writers > 0 }
     }
 
-    public func isBeingWritten(_ ino: Int64) -> Bool {
+    public func isBeingWritten(_ ino: Inode) -> Bool {
         peek(ino) { $0.writers > 0 && $0.syncedGeneration != $0.writeGeneration }
     }
 
-    public func writeGeneration(_ ino: Int64) -> UInt64 {
+    public func writeGeneration(_ ino: Inode) -> UInt64 {
         peek(ino) { $0.writeGeneration }
     }
 
-    public func commitContent(_ ino: Int64, generation: UInt64) -> Bool {
+    public func commitContent(_ ino: Inode, generation: UInt64) -> Bool {
         update(ino) { live in
             guard live.writeGeneration == generation else { return false }
             live.markedDirty = false
@@ -185,22 +186,22 @@ public final class HandleTable: LocalActivity {
         }
     }
 
-    public func contentDiscarded(_ ino: Int64) {
+    public func contentDiscarded(_ ino: Inode) {
         update(ino) { $0.markedDirty = false }
         // Its last use only ranked local content for eviction; forgetting it keeps the map
         // to what is cached, not to every inode ever opened.
         _ = state.withLock { $0.lastUse.removeValue(forKey: ino) }
     }
 
-    public func isOpen(_ ino: Int64) -> Bool {
+    public func isOpen(_ ino: Inode) -> Bool {
         peek(ino) { $0.openCount > 0 }
     }
 
-    public func lastUse(_ ino: Int64) -> Int64? {
+    public func lastUse(_ ino: Inode) -> Int64? {
         state.withLock { $0.lastUse[ino] }
     }
 
-    public func isReferenced(_ ino: Int64) -> Bool {
+    public func isReferenced(_ ino: Inode) -> Bool {
         state.withLock { $0.lookups[ino] != nil || ($0.live[ino]?.openCount ?? 0) > 0 }
     }
 }

@@ -1,8 +1,9 @@
+import Inodes
 import ItemModel
 
 /// An item as `stat` shows it, independent of FUSE.
 public struct ItemAttributes: Sendable, Hashable {
-    public var ino: Int64
+    public var ino: Inode
     public var kind: ItemKind
     public var permissions: UInt32
     public var nlink: UInt32

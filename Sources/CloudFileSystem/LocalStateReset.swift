@@ -86,7 +86,7 @@ public enum LocalStateReset {
             let local = try ItemRow.cleanLocalFiles(includingDeleted: true, db)
             for row in local {
                 var info = stat()
-                let path = stateDir + "/cache/" + String(row.inode)
+                let path = stateDir + "/cache/" + row.inode.description
                 if stat(path, &info) == 0, Int64(info.st_size) != row.size {
                     blockers.unrecordedPaths.append(try ItemRow.path(of: row.inode, db))
                 }

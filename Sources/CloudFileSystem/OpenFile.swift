@@ -1,7 +1,9 @@
+import Inodes
+
 /// An open file: the descriptor of the cache file version it opened (kept even if a newer
 /// version is installed or the item is deleted), and how it was opened.
 struct OpenFile: Sendable {
-    var ino: Int64
+    var ino: Inode
     var fd: Int32
     var writable: Bool
     var append: Bool

@@ -1,5 +1,6 @@
 import ContentCache
 import GRDB
+import Inodes
 import ItemModel
 import Logging
 import MetadataStore
@@ -11,7 +12,7 @@ public enum StateReconciler {
     /// and a set of every inode made a daemon with a million items start at 129 MiB.
     public static func reconcile(metadata: MetadataStore, cache: ContentCache, logger: Logger) throws {
         let cached = Self.uniqueSorted(cache.cachedInodes())
-        let outcome = try metadata.write { db -> (purged: [Int64], lost: [String], stray: [Int64]) in
+        let outcome = try metadata.write { db -> (purged: [Inode], lost: [String], stray: [Inode]) in
             // Nothing uses any inode yet: deleted rows go, or at least their content.
             let purged = try ItemRow.purgeDeletedAtStart(db)
             let (missing, stray) = try ItemRow.cacheMismatches(cached: cached, db)
@@ -36,8 +37,8 @@ public enum StateReconciler {
     }
 
     /// Sorted, each once ("7" and "007" in the cache folder name one inode).
-    static func uniqueSorted(_ values: [Int64]) -> [Int64] {
-        var result: [Int64] = []
+    static func uniqueSorted(_ values: [Inode]) -> [Inode] {
+        var result: [Inode] = []
         result.reserveCapacity(values.count)
         for value in values.sorted() where result.last != value { result.append(value) }
         return result

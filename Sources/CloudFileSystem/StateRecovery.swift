@@ -1,6 +1,7 @@
 import ContentCache
 import Foundation
 import Glibc
+import Inodes
 import ItemModel
 import Logging
 import MetadataStore
@@ -53,7 +54,7 @@ public enum StateRecovery {
 
     private static func recover(folder: String, into topName: String, core: FileSystemCore, logger: Logger) throws -> [String] {
         let salvaged = Dictionary(SalvagedItem.salvage(path: folder + "/" + databaseName).map { ($0.ino, $0) }, uniquingKeysWith: { first, _ in first })
-        let cached = ((try? FileManager.default.contentsOfDirectory(atPath: folder + "/cache")) ?? []).compactMap(Int64.init).sorted()
+        let cached = ((try? FileManager.default.contentsOfDirectory(atPath: folder + "/cache")) ?? []).compactMap { UInt64($0).map(Inode.init(rawValue:)) }.sorted()
         var written: [String] = []
         for ino in cached {
             let item = salvaged[ino]
@@ -61,7 +62,7 @@ public enum StateRecovery {
             if let item, !item.unsynced || item.deleted { continue }
             let path = item.map { Self.path(of: $0, in: salvaged) } ?? [Array("unknown item \(ino)".utf8)]
             let mode = (item?.mode ?? 0o644) & 0o777
-            try copy(folder + "/cache/" + String(ino), to: [Array(topName.utf8)] + path, mode: mode, core: core)
+            try copy(folder + "/cache/" + ino.description, to: [Array(topName.utf8)] + path, mode: mode, core: core)
             let shown = ([topName] + path.map { String(decoding: $0, as: UTF8.self) }).joined(separator: "/")
             logger.warning("recovered unsynced content: \(shown)")
             written.append(shown)
@@ -71,10 +72,10 @@ public enum StateRecovery {
 
     /// The item's old path as name components; a broken chain keeps what it has under
     /// a name that says so.
-    private static func path(of item: SalvagedItem, in items: [Int64: SalvagedItem]) -> [[UInt8]] {
+    private static func path(of item: SalvagedItem, in items: [Inode: SalvagedItem]) -> [[UInt8]] {
         var parts = [item.name.isEmpty ? Array("unnamed item \(item.ino)".utf8) : item.name]
         var parent = item.parent
-        while let ino = parent, ino != ItemRow.rootIno, parts.count < 256 {
+        while let ino = parent, ino != Inode.root, parts.count < 256 {
             guard let above = items[ino], !above.name.isEmpty else {
                 parts.append(Array("unknown folder \(ino)".utf8))
                 break
@@ -87,7 +88,7 @@ public enum StateRecovery {
 
     private static func copy(_ source: String, to path: [[UInt8]], mode: UInt32, core: FileSystemCore) throws {
         let caller = Caller(uid: getuid(), gid: getgid(), pid: getpid())
-        var parent = ItemRow.rootIno
+        var parent = Inode.root
         for name in path.dropLast() {
             if let existing = try? core.lookup(parent: parent, name: name) {
                 parent = existing.ino

@@ -1,4 +1,5 @@
 import Glibc
+import Inodes
 import ItemModel
 
 /// Local content, one file per item named by its inode number (`cache/<ino>`), never by
@@ -26,10 +27,10 @@ public final class ContentCache: Sendable {
         clearTemporaries()
     }
 
-    public func path(for ino: Int64) -> String { directory + "/" + String(ino) }
+    public func path(for ino: Inode) -> String { directory + "/" + String(ino.rawValue) }
 
     /// Opens the item's cache file, which must exist.
-    public func open(_ ino: Int64, writable: Bool) throws(CacheError) -> Int32 {
+    public func open(_ ino: Inode, writable: Bool) throws(CacheError) -> Int32 {
         let flags = (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC
         do {
             return try Syscall.check("open") { Glibc.open(path(for: ino), flags, 0o600) }
@@ -39,7 +40,7 @@ public final class ContentCache: Sendable {
     }
 
     /// Makes the item's content an empty local file (new files, O_TRUNC on a placeholder).
-    public func createEmpty(_ ino: Int64) throws(CacheError) {
+    public func createEmpty(_ ino: Inode) throws(CacheError) {
         do {
             let fd = try Syscall.check("open") { Glibc.open(path(for: ino), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600) }
             close(fd)
@@ -49,11 +50,11 @@ public final class ContentCache: Sendable {
     }
 
     /// Drops the content (eviction, remote change, delete); open descriptors keep reading it.
-    public func remove(_ ino: Int64) {
+    public func remove(_ ino: Inode) {
         unlink(path(for: ino))
     }
 
-    public func status(_ ino: Int64) -> CacheFileStatus? {
+    public func status(_ ino: Inode) -> CacheFileStatus? {
         var info = stat()
         guard lstat(path(for: ino), &info) == 0 else { return nil }
         return Self.status(info)
@@ -74,7 +75,7 @@ public final class ContentCache: Sendable {
     }
 
     /// Sets the cache file's mtime so it matches the item's (the cache file is the local truth).
-    public func setModificationTime(_ ino: Int64, nanoseconds: Int64) {
+    public func setModificationTime(_ ino: Inode, nanoseconds: Int64) {
         var times = [timespec(tv_sec: 0, tv_nsec: Self.utimeOmit), Timestamp.timespec(nanoseconds)]
         utimensat(AT_FDCWD, path(for: ino), &times, AT_SYMLINK_NOFOLLOW)
     }
@@ -96,7 +97,7 @@ public final class ContentCache: Sendable {
 
     /// fsync, then rename over the item's cache file (atomic); `syncFolder` makes it durable.
     /// On failure the temporary is left to the caller's `discard`.
-    public func install(_ temporary: TemporaryCacheFile, as ino: Int64, mtime: Int64) throws(CacheError) {
+    public func install(_ temporary: TemporaryCacheFile, as ino: Inode, mtime: Int64) throws(CacheError) {
         var times = [timespec(tv_sec: 0, tv_nsec: Self.utimeOmit), Timestamp.timespec(mtime)]
         futimens(temporary.fd, &times)
         do {
@@ -110,7 +111,7 @@ public final class ContentCache: Sendable {
 
     /// `install`, then the cache folder fsynced so the rename survives a power loss; off
     /// the cooperative pool (fsync and rename block). For downloads and restores alike.
-    public func installDurably(_ temporary: TemporaryCacheFile, as ino: Int64, mtime: Int64) async throws(CacheError) {
+    public func installDurably(_ temporary: TemporaryCacheFile, as ino: Inode, mtime: Int64) async throws(CacheError) {
         try await OffloadedWork.run { () throws(CacheError) in
             try self.install(temporary, as: ino, mtime: mtime)
             try self.syncFolder()
@@ -125,15 +126,15 @@ public final class ContentCache: Sendable {
     }
 
     /// Inode numbers that have a cache file (for reconciling with the database at startup).
-    public func cachedInodes() -> [Int64] {
+    public func cachedInodes() -> [Inode] {
         guard let dir = opendir(directory) else { return [] }
         defer { closedir(dir) }
-        var inodes: [Int64] = []
+        var inodes: [Inode] = []
         while let entry = readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
             }
-            if let ino = Int64(name) { inodes.append(ino) }
+            if let ino = UInt64(name) { inodes.append(Inode(ino)) }
         }
         return inodes
     }

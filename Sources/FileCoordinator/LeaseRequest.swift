@@ -1,9 +1,11 @@
-/// One key (an item id, or whatever key space the caller defines) and the access wanted on it.
+import Inodes
+
+/// One item's inode and the access wanted on it.
 public struct LeaseRequest: Sendable, Hashable {
-    public var key: UInt64
+    public var key: Inode
     public var access: LeaseAccess
 
-    public init(_ key: UInt64, _ access: LeaseAccess) {
+    public init(_ key: Inode, _ access: LeaseAccess) {
         self.key = key
         self.access = access
     }

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Inodes
 
 /// The coordinator's whole state: every key that has a holder or a waiter, and nothing
 /// else (idle keys are dropped, so memory follows activity, not the number of items).
@@ -89,7 +90,7 @@ struct LeaseTable {
         }
     }
 
-    private(set) var entries: [UInt64: Entry] = [:]
+    private(set) var entries: [Inode: Entry] = [:]
     private var lastToken: UInt64 = 0
 
     /// A fresh identity for one acquisition; it names the acquisition's holders and its waiter.
@@ -123,7 +124,7 @@ struct LeaseTable {
     }
 
     /// Queues `waiter` for `key` (which must exist: the caller just failed to get it).
-    mutating func enqueue(_ waiter: Waiter, for key: UInt64) {
+    mutating func enqueue(_ waiter: Waiter, for key: Inode) {
         entries[key, default: Entry()].waiters.append(waiter)
     }
 
@@ -143,7 +144,7 @@ struct LeaseTable {
 
     /// Takes a still-queued waiter out (timeout or cancellation); nil if it was granted
     /// in the meantime. Its departure may let the waiters behind it through.
-    mutating func withdraw(token: UInt64, key: UInt64, wakeups: inout [LeaseWakeup]) -> Waiter? {
+    mutating func withdraw(token: UInt64, key: Inode, wakeups: inout [LeaseWakeup]) -> Waiter? {
         guard let slot = entries.index(forKey: key),
               let position = entries.values[slot].waiters.firstIndex(where: { $0.token == token })
         else { return nil }
@@ -152,7 +153,7 @@ struct LeaseTable {
         return waiter
     }
 
-    func holders(of key: UInt64) -> [LeaseHolderInfo] {
+    func holders(of key: Inode) -> [LeaseHolderInfo] {
         entries[key]?.holders.all.map(\.info) ?? []
     }
 
@@ -162,7 +163,7 @@ struct LeaseTable {
         }
     }
 
-    private mutating func settle(_ slot: Dictionary<UInt64, Entry>.Index, wakeups: inout [LeaseWakeup]) {
+    private mutating func settle(_ slot: Dictionary<Inode, Entry>.Index, wakeups: inout [LeaseWakeup]) {
         entries.values[slot].grantWaiters(into: &wakeups)
         if entries.values[slot].isIdle { entries.remove(at: slot) }
     }

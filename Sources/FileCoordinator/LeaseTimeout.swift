@@ -1,8 +1,10 @@
+import Inodes
+
 /// A timed blocking acquisition gave up. Everything it had acquired was released
 /// before this was thrown, so the caller holds nothing.
 public struct LeaseTimeout: Error, Sendable, Hashable, CustomStringConvertible {
     /// The key it was waiting for when the deadline passed.
-    public var key: UInt64
+    public var key: Inode
     /// The owner that gave up.
     public var owner: String
     /// How long it waited in total.
@@ -10,7 +12,7 @@ public struct LeaseTimeout: Error, Sendable, Hashable, CustomStringConvertible {
     /// Who held `key` when it gave up (the likely culprit).
     public var blockers: [LeaseHolderInfo]
 
-    public init(key: UInt64, owner: String, waited: Duration, blockers: [LeaseHolderInfo]) {
+    public init(key: Inode, owner: String, waited: Duration, blockers: [LeaseHolderInfo]) {
         self.key = key
         self.owner = owner
         self.waited = waited

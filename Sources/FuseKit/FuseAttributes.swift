@@ -1,8 +1,9 @@
 internal import Glibc
+import Inodes
 
 /// The attributes of one inode, as the kernel sees them (`struct stat`).
 public struct FuseAttributes: Sendable {
-    public var ino: UInt64
+    public var ino: Inode
     /// The full `st_mode`, file type bits (S_IFREG, S_IFDIR, ...) included.
     public var mode: UInt32
     public var nlink: UInt32
@@ -20,7 +21,7 @@ public struct FuseAttributes: Sendable {
     public var rdev: UInt64
 
     public init(
-        ino: UInt64,
+        ino: Inode,
         mode: UInt32,
         nlink: UInt32 = 1,
         uid: UInt32 = 0,
@@ -49,7 +50,7 @@ public struct FuseAttributes: Sendable {
 
     var statValue: stat {
         var value = stat()
-        value.st_ino = __ino_t(ino)
+        value.st_ino = __ino_t(ino.rawValue)
         value.st_mode = mode
         value.st_nlink = __nlink_t(nlink)
         value.st_uid = uid

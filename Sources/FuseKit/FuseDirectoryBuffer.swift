@@ -31,7 +31,7 @@ public struct FuseDirectoryBuffer: Sendable {
     /// reference (use this for "." and ".."). Returns false, adding nothing, if it does not fit.
     public mutating func add(_ entry: FuseDirectoryEntry) -> Bool {
         var attributes = stat()
-        attributes.st_ino = __ino_t(entry.ino)
+        attributes.st_ino = __ino_t(entry.ino.rawValue)
         attributes.st_mode = entry.mode
         guard plus else {
             return append(entry) { raw, buffer, size, name, offset in

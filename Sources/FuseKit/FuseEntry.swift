@@ -19,7 +19,7 @@ public struct FuseEntry: Sendable {
 
     var entryParam: fuse_entry_param {
         var param = fuse_entry_param()
-        param.ino = attributes.ino
+        param.ino = attributes.ino.rawValue
         param.generation = generation
         param.attr = attributes.statValue
         param.attr_timeout = attributeTimeout

@@ -1,3 +1,4 @@
+import Inodes
 internal import CFuse3
 internal import Glibc
 internal import Synchronization
@@ -140,20 +141,20 @@ public final class FuseSession: @unchecked Sendable {
     /// attributes; a negative `offset` drops only the attributes
     /// (fuse_lowlevel_notify_inval_inode). Never call from inside a related callback or while
     /// holding a lock one needs. Returns 0 or -errno (-ENOENT: nothing cached).
-    public func invalidateInode(_ ino: UInt64, offset: Int64, length: Int64) -> Int32 {
-        fuse_lowlevel_notify_inval_inode(raw, ino, off_t(offset), off_t(length))
+    public func invalidateInode(_ ino: Inode, offset: Int64, length: Int64) -> Int32 {
+        fuse_lowlevel_notify_inval_inode(raw, ino.rawValue, off_t(offset), off_t(length))
     }
 
     /// Drops the cached name `name` in `parent` and the parent's attributes
     /// (fuse_lowlevel_notify_inval_entry). Same rules and result as `invalidateInode`.
-    public func invalidateEntry(parent: UInt64, name: [UInt8]) -> Int32 {
-        withCName(name) { fuse_lowlevel_notify_inval_entry(raw, parent, $0, name.count) }
+    public func invalidateEntry(parent: Inode, name: [UInt8]) -> Int32 {
+        withCName(name) { fuse_lowlevel_notify_inval_entry(raw, parent.rawValue, $0, name.count) }
     }
 
     /// Like `invalidateEntry`, and tells inotify watchers that `child` was deleted
     /// (fuse_lowlevel_notify_delete). Same rules and result as `invalidateInode`.
-    public func notifyDelete(parent: UInt64, child: UInt64, name: [UInt8]) -> Int32 {
-        withCName(name) { fuse_lowlevel_notify_delete(raw, parent, child, $0, name.count) }
+    public func notifyDelete(parent: Inode, child: Inode, name: [UInt8]) -> Int32 {
+        withCName(name) { fuse_lowlevel_notify_delete(raw, parent.rawValue, child.rawValue, $0, name.count) }
     }
 
     /// libfuse sends namelen + 1 bytes, so the name needs its NUL.

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Inodes
 import ItemModel
 
 /// Named operations on items that are not a read or write of one whole row: every other
@@ -11,13 +12,13 @@ extension ItemRow {
     // uses the inode (no kernel lookup, no open handle: the caller checks), they are purged.
 
     /// Deleted rows with nothing to push, to be purged once nothing uses their inode.
-    public static func purgeCandidates(_ db: Database) throws -> [Int64] {
-        try Int64.fetchAll(db, sql: "SELECT ino FROM item WHERE deleted = 1 AND dirty = 0")
+    public static func purgeCandidates(_ db: Database) throws -> [Inode] {
+        try Inode.fetchAll(db, sql: "SELECT ino FROM item WHERE deleted = 1 AND dirty = 0")
     }
 
     /// Purges a deleted row whose delete needs no push; false if it is not such a row.
     @discardableResult
-    public static func purgeIfSettled(_ ino: Int64, _ db: Database) throws -> Bool {
+    public static func purgeIfSettled(_ ino: Inode, _ db: Database) throws -> Bool {
         try db.execute(sql: "DELETE FROM item WHERE ino = ? AND deleted = 1 AND dirty = 0", arguments: [ino])
         return db.changesCount > 0
     }
@@ -25,23 +26,23 @@ extension ItemRow {
     /// At startup nothing uses any inode yet: purges every settled deleted row, and makes
     /// placeholders of deleted rows still to push (their delete needs no content).
     /// Returns the inodes whose cache files can go.
-    public static func purgeDeletedAtStart(_ db: Database) throws -> [Int64] {
+    public static func purgeDeletedAtStart(_ db: Database) throws -> [Inode] {
         var freed = try purgeCandidates(db)
         try db.execute(sql: "DELETE FROM item WHERE deleted = 1 AND dirty = 0")
-        freed += try Int64.fetchAll(db, sql: "SELECT ino FROM item WHERE deleted = 1 AND content = ?", arguments: [ContentState.local.rawValue])
+        freed += try Inode.fetchAll(db, sql: "SELECT ino FROM item WHERE deleted = 1 AND content = ?", arguments: [ContentState.local.rawValue])
         try db.execute(sql: "UPDATE item SET content = ? WHERE deleted = 1", arguments: [ContentState.placeholder.rawValue])
         return freed
     }
 
     /// A deleted row's content is no longer needed (its delete may still wait for a push).
     @discardableResult
-    public static func dropContentIfDeleted(_ ino: Int64, _ db: Database) throws -> Bool {
+    public static func dropContentIfDeleted(_ ino: Inode, _ db: Database) throws -> Bool {
         try db.execute(sql: "UPDATE item SET content = ? WHERE ino = ? AND deleted = 1", arguments: [ContentState.placeholder.rawValue, ino])
         return db.changesCount > 0
     }
 
     /// An item created and deleted before any commit: its delete needs no push.
-    public static func settleUncommittedDelete(_ ino: Int64, _ db: Database) throws {
+    public static func settleUncommittedDelete(_ ino: Inode, _ db: Database) throws {
         try db.execute(sql: "UPDATE item SET dirty = 0 WHERE ino = ? AND deleted = 1", arguments: [ino])
     }
 
@@ -49,18 +50,18 @@ extension ItemRow {
 
     /// Only the content state: other columns may have moved on meanwhile (a commit, a
     /// chmod), and not the ctime (tar reading a placeholder would see it move).
-    public static func setContentState(_ state: ContentState, of ino: Int64, _ db: Database) throws {
+    public static func setContentState(_ state: ContentState, of ino: Inode, _ db: Database) throws {
         try db.cachedStatement(sql: "UPDATE item SET content = ? WHERE ino = ?").execute(arguments: [state.rawValue, ino])
     }
 
     /// Eviction: the content becomes a placeholder's, and the ctime moves (a state change).
-    public static func makePlaceholder(_ ino: Int64, now: Int64, _ db: Database) throws {
+    public static func makePlaceholder(_ ino: Inode, now: Int64, _ db: Database) throws {
         try db.execute(sql: "UPDATE item SET content = ?, ctime = ? WHERE ino = ?", arguments: [ContentState.placeholder.rawValue, now, ino])
     }
 
     /// Folders' mtime and ctime after a name in them changed. Only the times: a whole-row
     /// update would rewrite the folder's index entries too.
-    public static func touchFolders(_ inos: [Int64], now: Int64, _ db: Database) throws {
+    public static func touchFolders(_ inos: [Inode], now: Int64, _ db: Database) throws {
         let statement = try db.cachedStatement(sql: "UPDATE item SET mtime = ?, ctime = ? WHERE ino = ?")
         for (index, ino) in inos.enumerated() where !inos[..<index].contains(ino) {
             try statement.execute(arguments: [now, now, ino])
@@ -69,7 +70,7 @@ extension ItemRow {
 
     /// A no-op write of the row, so a `durableWrite` has something to make durable (with
     /// every transaction before it).
-    public static func rewrite(_ ino: Int64, _ db: Database) throws {
+    public static func rewrite(_ ino: Inode, _ db: Database) throws {
         try db.execute(sql: "UPDATE item SET changeGen = changeGen WHERE ino = ?", arguments: [ino])
     }
 
@@ -86,7 +87,7 @@ extension ItemRow {
     }
 
     /// Live siblings whose name looks like a conflict copy (the caller checks whose).
-    public static func conflictCopyCandidates(in parent: Int64, _ db: Database) throws -> [ItemRow] {
+    public static func conflictCopyCandidates(in parent: Inode, _ db: Database) throws -> [ItemRow] {
         try ItemRow.filter(sql: "parent = ? AND deleted = 0 AND instr(name, ?) > 0", arguments: [parent, Data(" (conflict from ".utf8)]).fetchAll(db)
     }
 
@@ -100,15 +101,15 @@ extension ItemRow {
 
     /// Of these items, the ones that are pinned (themselves or by a folder above them).
     /// Most containers pin nothing: then no item needs its ancestors walked.
-    public static func pinned(among inos: [Int64], _ db: Database) throws -> [Int64] {
+    public static func pinned(among inos: [Inode], _ db: Database) throws -> [Inode] {
         guard !inos.isEmpty, try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM item WHERE pinned = 1)") == true else { return [] }
         return try inos.filter { try isPinned($0, db) }
     }
 
     /// Placeholder files that are pinned, under `root` (or anywhere): what prefetch fetches.
-    public static func pinnedPlaceholders(under root: Int64?, _ db: Database) throws -> [Int64] {
-        let tops: [Int64] = if let root { [root] } else { try Int64.fetchAll(db, sql: "SELECT ino FROM item WHERE pinned = 1 AND deleted = 0") }
-        var found: [Int64] = []
+    public static func pinnedPlaceholders(under root: Inode?, _ db: Database) throws -> [Inode] {
+        let tops: [Inode] = if let root { [root] } else { try Inode.fetchAll(db, sql: "SELECT ino FROM item WHERE pinned = 1 AND deleted = 0") }
+        var found: [Inode] = []
         for top in tops {
             guard let row = try find(ino: top, db), !row.deleted else { continue }
             let items = row.itemKind == .directory ? try descendants(of: top, db) : [row]
@@ -121,8 +122,8 @@ extension ItemRow {
 
     /// The item and what is inside it, parents before children, without descending into
     /// items changed here (what is inside a changed item stays with it).
-    public static func subtreeStoppingAtChanges(of ino: Int64, _ db: Database) throws -> [Int64] {
-        try Int64.fetchAll(db, sql: """
+    public static func subtreeStoppingAtChanges(of ino: Inode, _ db: Database) throws -> [Inode] {
+        try Inode.fetchAll(db, sql: """
             WITH RECURSIVE sub(ino, dirty) AS (
                 SELECT ?, 0 UNION ALL
                 SELECT item.ino, item.dirty FROM item JOIN sub ON item.parent = sub.ino WHERE item.deleted = 0 AND sub.dirty = 0
@@ -134,13 +135,13 @@ extension ItemRow {
     /// one pass over the inodes in order beside the sorted listing of the cache (`cached`).
     /// Streams the rows: holding every local file's row made a million-item start take
     /// 129 MiB.
-    public static func cacheMismatches(cached: [Int64], _ db: Database) throws -> (missing: [(ino: Int64, contentChanged: Bool)], stray: [Int64]) {
-        var missing: [(ino: Int64, contentChanged: Bool)] = []
-        var stray: [Int64] = []
+    public static func cacheMismatches(cached: [Inode], _ db: Database) throws -> (missing: [(ino: Inode, contentChanged: Bool)], stray: [Inode]) {
+        var missing: [(ino: Inode, contentChanged: Bool)] = []
+        var stray: [Inode] = []
         var next = 0
         let rows = try Row.fetchCursor(db, sql: "SELECT ino, kind, content, dirty FROM item ORDER BY ino")
         while let row = try rows.next() {
-            let ino: Int64 = row[0]
+            let ino: Inode = row[0]
             while next < cached.count && cached[next] < ino {
                 stray.append(cached[next])
                 next += 1

@@ -1,17 +1,17 @@
 import Foundation
 import GRDB
+import Inodes
 import ItemModel
 
 /// One item on this device: its committed base (`baseSeq`, `blocks`) and its local
 /// state, in one row. The inode number is the row id, so it is stable across remounts.
 public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePersistableRecord {
     public static let databaseTableName = "item"
-    public static let rootIno: Int64 = 1
 
-    public var ino: Int64?
+    public var ino: Inode?
     public var id: String
     /// The parent's inode; nil for the root and for items no longer in the tree.
-    public var parent: Int64?
+    public var parent: Inode?
     public var name: Data
     public var kind: String
     /// Permission bits (0o7777).
@@ -52,7 +52,7 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
     }
 
     public init(
-        id: ItemID, parent: Int64?, name: ByteString, kind: ItemKind, mode: UInt32, uid: UInt32, gid: UInt32,
+        id: ItemID, parent: Inode?, name: ByteString, kind: ItemKind, mode: UInt32, uid: UInt32, gid: UInt32,
         size: Int64, mtime: Int64, ctime: Int64? = nil, target: ByteString? = nil
     ) {
         self.ino = nil
@@ -80,7 +80,7 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
 
     /// Every column as stored (`ItemRowColumns`).
     init(
-        ino: Int64, id: String, parent: Int64?, name: Data, kind: String, mode: Int64, uid: Int64, gid: Int64,
+        ino: Inode, id: String, parent: Inode?, name: Data, kind: String, mode: Int64, uid: Int64, gid: Int64,
         size: Int64, mtime: Int64, ctime: Int64, atime: Int64, target: Data?, blocks: Data?, content: Int,
         baseSeq: Int64, dirty: Int, deleted: Bool, changeGen: Int64, pinned: Bool?, rdev: Int64?
     ) {
@@ -134,7 +134,7 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) {
-        ino = inserted.rowID
+        ino = Inode(inserted.rowID)
     }
 
     // MARK: Writing, by hand like the reads: GRDB's Codable persistence built each statement
@@ -153,7 +153,7 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
     /// Inserts the row; without an `ino` (NULL for SQLite) it gets the next one.
     public mutating func insert(_ db: Database) throws {
         try db.cachedStatement(sql: Self.insertSQL).execute(arguments: StatementArguments([ino] + writtenValues))
-        ino = db.lastInsertedRowID
+        ino = Inode(db.lastInsertedRowID)
     }
 
     /// Writes every column of the row with this `ino`; throws `RecordError.recordNotFound`
@@ -168,7 +168,7 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
 
     // MARK: Typed views of the stored columns
 
-    public var inode: Int64 { ino ?? 0 }
+    public var inode: Inode { ino ?? 0 }
     public var itemID: ItemID { ItemID(id) }
     public var itemName: ByteString {
         get { ByteString(Array(name)) }
@@ -206,7 +206,7 @@ extension ItemRow {
     private static let byName = "SELECT \(ItemRowColumns.list) FROM item WHERE parent = ? AND name = ? AND deleted = 0"
     private static let byParent = "SELECT \(ItemRowColumns.list) FROM item WHERE parent = ? AND deleted = 0 AND ino > ? ORDER BY ino LIMIT ?"
 
-    public static func find(ino: Int64, _ db: Database) throws -> ItemRow? {
+    public static func find(ino: Inode, _ db: Database) throws -> ItemRow? {
         try ItemRowColumns.fetchOne(db.cachedStatement(sql: byIno), arguments: [ino])?.row
     }
 
@@ -215,33 +215,33 @@ extension ItemRow {
     }
 
     /// The live child with this name (deleted rows keep their name but are not in the tree).
-    public static func child(of parent: Int64, named name: ByteString, _ db: Database) throws -> ItemRow? {
+    public static func child(of parent: Inode, named name: ByteString, _ db: Database) throws -> ItemRow? {
         try ItemRowColumns.fetchOne(db.cachedStatement(sql: byName), arguments: [parent, Data(name.bytes)])?.row
     }
 
     /// Live children in inode order, after `afterIno`: readdir offsets stay valid while the folder changes.
-    public static func children(of parent: Int64, after afterIno: Int64, limit: Int, _ db: Database) throws -> [ItemRow] {
+    public static func children(of parent: Inode, after afterIno: Inode, limit: Int, _ db: Database) throws -> [ItemRow] {
         try ItemRowColumns.fetchAll(db.cachedStatement(sql: byParent), arguments: [parent, afterIno, limit]).map(\.row)
     }
 
     /// Live subfolders of a folder (its link count is 2 plus this).
-    public static func subfolderCount(_ parent: Int64, _ db: Database) throws -> Int {
+    public static func subfolderCount(_ parent: Inode, _ db: Database) throws -> Int {
         try Int.fetchOne(
             db.cachedStatement(sql: "SELECT count(*) FROM item WHERE parent = ? AND deleted = 0 AND kind = 'directory'"),
             arguments: [parent]) ?? 0
     }
 
-    public static func hasChildren(_ parent: Int64, _ db: Database) throws -> Bool {
+    public static func hasChildren(_ parent: Inode, _ db: Database) throws -> Bool {
         try !ItemRow.filter(StoredColumns.parent == parent && StoredColumns.deleted == false).isEmpty(db)
     }
 
     /// Whether `ino` is `ancestor` or inside it (bounded: parents come from the store too).
     /// The item's path inside the mount ("/a/b"), for people and the watch API; names
     /// that are not UTF-8 show with replacement characters.
-    public static func path(of ino: Int64, _ db: Database) throws -> String {
+    public static func path(of ino: Inode, _ db: Database) throws -> String {
         var parts: [String] = []
-        var current: Int64? = ino
-        while let value = current, value != rootIno, parts.count < 10_000 {
+        var current: Inode? = ino
+        while let value = current, value != .root, parts.count < 10_000 {
             guard let row = try find(ino: value, db) else { return "(inode \(ino))" }
             parts.append(row.itemName.description)
             current = row.parent
@@ -249,20 +249,20 @@ extension ItemRow {
         return "/" + parts.reversed().joined(separator: "/")
     }
 
-    public static func isInside(_ ino: Int64, _ ancestor: Int64, _ db: Database) throws -> Bool {
-        var current: Int64? = ino
+    public static func isInside(_ ino: Inode, _ ancestor: Inode, _ db: Database) throws -> Bool {
+        var current: Inode? = ino
         var steps = 0
         while let value = current, steps < 100_000 {
             if value == ancestor { return true }
-            current = try Int64.fetchOne(db.cachedStatement(sql: "SELECT parent FROM item WHERE ino = ?"), arguments: [value])
+            current = try Inode.fetchOne(db.cachedStatement(sql: "SELECT parent FROM item WHERE ino = ?"), arguments: [value])
             steps += 1
         }
         return false
     }
 
     /// The effective pin state: the nearest explicit state on the item or a folder above it.
-    public static func isPinned(_ ino: Int64, _ db: Database) throws -> Bool {
-        var current: Int64? = ino
+    public static func isPinned(_ ino: Inode, _ db: Database) throws -> Bool {
+        var current: Inode? = ino
         var steps = 0
         while let value = current, steps < 100_000 {
             guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT parent, pinned FROM item WHERE ino = ?"), arguments: [value]) else { return false }
@@ -274,7 +274,7 @@ extension ItemRow {
     }
 
     /// Every live item under a folder (not the folder itself), breadth first.
-    public static func descendants(of ino: Int64, _ db: Database) throws -> [ItemRow] {
+    public static func descendants(of ino: Inode, _ db: Database) throws -> [ItemRow] {
         try ItemRow.fetchAll(db, sql: """
             WITH RECURSIVE sub(ino) AS (
                 SELECT ino FROM item WHERE parent = ? AND deleted = 0

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Inodes
 
 /// An `ItemRow` read straight from a statement's columns by position, through GRDB's fast
 /// single-value path. GRDB's `Row` builds a dictionary of lower-cased column names for
@@ -19,7 +20,7 @@ struct ItemRowColumns: DatabaseValueConvertible, StatementColumnConvertible {
         func optional<T: DatabaseValueConvertible>(_ column: CInt) -> T? {
             T.fromDatabaseValue(DatabaseValue(sqliteStatement: statement, index: index + column))
         }
-        guard let ino: Int64 = value(0), let id: String = value(1), let name: Data = value(3), let kind: String = value(4),
+        guard let ino: Inode = value(0), let id: String = value(1), let name: Data = value(3), let kind: String = value(4),
               let mode: Int64 = value(5), let uid: Int64 = value(6), let gid: Int64 = value(7), let size: Int64 = value(8),
               let mtime: Int64 = value(9), let ctime: Int64 = value(10), let atime: Int64 = value(11),
               let content: Int = value(14), let baseSeq: Int64 = value(15), let dirty: Int = value(16),

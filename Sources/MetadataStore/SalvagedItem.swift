@@ -1,13 +1,14 @@
 import Foundation
 import GRDB
+import Inodes
 import ItemModel
 
 /// What can still be read of one item in a damaged state database: enough to give
 /// recovered content its old path and to tell content the store already has from
 /// content only this device had.
 public struct SalvagedItem: Sendable, Equatable {
-    public var ino: Int64
-    public var parent: Int64?
+    public var ino: Inode
+    public var parent: Inode?
     public var name: [UInt8]
     public var mode: UInt32
     public var deleted: Bool

@@ -1,14 +1,15 @@
+import Inodes
 import ItemModel
 
 /// What applying one journal record changed locally, beyond the database itself.
 struct ApplyOutcome: Sendable {
     var invalidations: [KernelInvalidation] = []
     /// Cache files to drop once the transaction is committed.
-    var droppedContent: [Int64] = []
+    var droppedContent: [Inode] = []
     var conflicts: [String] = []
     var refused: [String] = []
     /// Files that are placeholders because of this record (new, or changed elsewhere): pinned ones are prefetched.
-    var placeholders: [Int64] = []
+    var placeholders: [Inode] = []
     /// For the watch API; empty when nobody watches.
     var events: [ChangeEvent] = []
     /// Folders brought back only for another device's change and to be pushed

@@ -2,6 +2,7 @@ import ContainerStore
 import ContentCache
 import FileCoordinator
 import Glibc
+import Inodes
 import ItemModel
 import MetadataStore
 
@@ -45,7 +46,7 @@ struct ContentUploader: Sendable {
     }
 
     /// Reads and stores every block; the manifest in order and the bytes read.
-    private func storeBlocks(_ ino: Int64, fd: Int32, name: String) async throws(SyncError) -> ([BlockReference], Int64) {
+    private func storeBlocks(_ ino: Inode, fd: Int32, name: String) async throws(SyncError) -> ([BlockReference], Int64) {
         var blocks: [BlockReference?] = []
         var offset: Int64 = 0
         var uploaded: Int64 = 0
@@ -80,10 +81,10 @@ struct ContentUploader: Sendable {
     }
 
     /// One block's bytes, read under a shared lease so a single write is never split.
-    private func readBlock(_ ino: Int64, fd: Int32, count: Int, at offset: Int64, name: String) async throws(SyncError) -> [UInt8] {
+    private func readBlock(_ ino: Inode, fd: Int32, count: Int, at offset: Int64, name: String) async throws(SyncError) -> [UInt8] {
         let leases: LeaseSet
         do {
-            leases = try await coordinator.acquire([LeaseRequest(UInt64(ino), .shared)], owner: "sync: upload")
+            leases = try await coordinator.acquire([LeaseRequest(ino, .shared)], owner: "sync: upload")
         } catch {
             throw SyncError(code: .cancelled, message: "cancelled while uploading", cause: error)
         }

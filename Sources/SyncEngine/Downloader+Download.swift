@@ -1,13 +1,14 @@
 import ContainerStore
 import ContentCache
 import FileCoordinator
+import Inodes
 import ItemModel
 import MetadataStore
 
 /// One download: blocks fetched into a temporary cache file (the ones readers wait for
 /// first), then the file installed as the item's content.
 extension Downloader {
-    func startDownload(_ ino: Int64) async {
+    func startDownload(_ ino: Inode) async {
         do {
             _ = try await ensureStream(ino)
         } catch {
@@ -17,7 +18,7 @@ extension Downloader {
 
     /// The running download of a placeholder, started if there is none; nil (and every
     /// waiter answered) if the item needs no download.
-    func ensureStream(_ ino: Int64) async throws(SyncError) -> Stream? {
+    func ensureStream(_ ino: Inode) async throws(SyncError) -> Stream? {
         if let stream = streams[ino] { return stream }
         let row = try await calls.read("cannot read inode \(ino)") { db in try ItemRow.find(ino: ino, db) }
         if let stream = streams[ino] { return stream }
@@ -126,7 +127,7 @@ extension Downloader {
     }
 
     /// The block a reader waits for if there is one, else the next one in order.
-    private func nextBlock(_ ino: Int64, started: Set<Int>, cursor: Int, count: Int) -> Int {
+    private func nextBlock(_ ino: Inode, started: Set<Int>, cursor: Int, count: Int) -> Int {
         if let wanted = streams[ino]?.wanted, !started.contains(wanted) {
             streams[ino]?.wanted = nil
             return wanted
@@ -140,7 +141,7 @@ extension Downloader {
         let ino = row.inode
         let leases: LeaseSet
         do {
-            leases = try await coordinator.acquire([LeaseRequest(UInt64(ino), .exclusive)], owner: "sync: install \(row.itemName)")
+            leases = try await coordinator.acquire([LeaseRequest(ino, .exclusive)], owner: "sync: install \(row.itemName)")
         } catch {
             throw SyncError(code: .cancelled, message: "cancelled", cause: error)
         }

@@ -2,6 +2,7 @@ import ContainerStore
 import ContentCache
 import FileCoordinator
 import Foundation
+import Inodes
 import ItemModel
 import Logging
 import MetadataStore
@@ -35,8 +36,8 @@ public actor Downloader {
     }
 
     /// Callers of `materialize`, per item, until its download ends.
-    var waiters: [Int64: [UUID: CheckedContinuation<Void, any Error>]] = [:]
-    var streams: [Int64: Stream] = [:]
+    var waiters: [Inode: [UUID: CheckedContinuation<Void, any Error>]] = [:]
+    var streams: [Inode: Stream] = [:]
     var nextGeneration: UInt64 = 1
 
     public init(
@@ -63,7 +64,7 @@ public actor Downloader {
 
     /// Downloads a placeholder's content. Concurrent callers share one download; a caller
     /// that is cancelled (Ctrl-C) stops waiting, the download goes on for the others.
-    public func materialize(_ ino: Int64) async throws {
+    public func materialize(_ ino: Inode) async throws {
         let waiter = UUID()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -81,14 +82,14 @@ public actor Downloader {
 
     /// Starts (or joins) the download of a placeholder for a reader that reads while it
     /// runs: the file to open and the download's generation; nil if the item is local.
-    public func beginStreaming(_ ino: Int64) async throws -> (path: String, generation: UInt64)? {
+    public func beginStreaming(_ ino: Inode) async throws -> (path: String, generation: UInt64)? {
         guard let stream = try await ensureStream(ino) else { return nil }
         return (stream.path, stream.generation)
     }
 
     /// Returns when the byte range of that download is on disk (blocks a reader waits for
     /// are fetched first), or throws if the download failed.
-    public func waitForRange(_ ino: Int64, generation: UInt64, offset: Int64, length: Int) async throws {
+    public func waitForRange(_ ino: Inode, generation: UInt64, offset: Int64, length: Int) async throws {
         let reader = UUID()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -112,16 +113,16 @@ public actor Downloader {
         }
     }
 
-    private func cancelReader(_ ino: Int64, _ reader: UUID) {
+    private func cancelReader(_ ino: Inode, _ reader: UUID) {
         streams[ino]?.readers.removeValue(forKey: reader)?.continuation.resume(throwing: CancellationError())
     }
 
-    private func cancelWaiter(_ ino: Int64, _ waiter: UUID) {
+    private func cancelWaiter(_ ino: Inode, _ waiter: UUID) {
         waiters[ino]?.removeValue(forKey: waiter)?.resume(throwing: CancellationError())
     }
 
     /// Readers whose whole range is on disk now go on.
-    func wakeReaders(_ ino: Int64, _ generation: UInt64) {
+    func wakeReaders(_ ino: Inode, _ generation: UInt64) {
         guard var stream = streams[ino] else { return }
         for (id, reader) in stream.readers where transfers.rangeStatus(generation, offset: reader.offset, length: reader.length) == .ready {
             stream.readers.removeValue(forKey: id)
@@ -130,7 +131,7 @@ public actor Downloader {
         streams[ino] = stream
     }
 
-    func finishWaiters(_ ino: Int64, _ result: Result<Void, any Error>) {
+    func finishWaiters(_ ino: Inode, _ result: Result<Void, any Error>) {
         let waiting = waiters.removeValue(forKey: ino) ?? [:]
         for continuation in waiting.values { continuation.resume(with: result) }
     }
@@ -143,13 +144,13 @@ public actor Downloader {
 
     /// Downloads every placeholder that is pinned (itself or by a folder above it): at
     /// start, now and then (a failed download is tried again), and after moves.
-    public func prefetchPinned(under root: Int64? = nil) async {
+    public func prefetchPinned(under root: Inode? = nil) async {
         let candidates = (try? await calls.metadata.read { db in try ItemRow.pinnedPlaceholders(under: root, db) }) ?? []
         prefetch(candidates.filter { streams[$0] == nil })
     }
 
     /// Downloads these items in the background, one after another (pinned items).
-    public nonisolated func prefetch(_ inos: [Int64]) {
+    public nonisolated func prefetch(_ inos: [Inode]) {
         guard !inos.isEmpty else { return }
         Task {
             for ino in inos {

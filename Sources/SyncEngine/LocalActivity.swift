@@ -1,18 +1,20 @@
+import Inodes
+
 /// What the sync engine must know about local use of an item, answered by the
 /// filesystem's handle table (in memory, no locks beyond its own Mutex).
 public protocol LocalActivity: Sendable {
     /// A program has the item open for writing: a remote version waits until it is closed.
-    func hasWriters(_ ino: Int64) -> Bool
+    func hasWriters(_ ino: Inode) -> Bool
     /// Open for writing and written since the last fsync: not uploaded until closed or fsynced.
-    func isBeingWritten(_ ino: Int64) -> Bool
+    func isBeingWritten(_ ino: Inode) -> Bool
     /// Bumped by every local content change; an upload is committed as clean only if unchanged.
-    func writeGeneration(_ ino: Int64) -> UInt64
+    func writeGeneration(_ ino: Inode) -> UInt64
     /// Called inside the commit transaction: true (and the item's content counts as clean)
     /// if no write came since `generation`; atomic with respect to writers.
-    func commitContent(_ ino: Int64, generation: UInt64) -> Bool
+    func commitContent(_ ino: Inode, generation: UInt64) -> Bool
     /// The item's local content was discarded (it follows a remote version now): the next
     /// local write is a new change, to be recorded in the database again.
-    func contentDiscarded(_ ino: Int64)
+    func contentDiscarded(_ ino: Inode)
     /// The kernel or an open handle still uses the inode, so its row must stay.
-    func isReferenced(_ ino: Int64) -> Bool
+    func isReferenced(_ ino: Inode) -> Bool
 }

@@ -1,4 +1,5 @@
 import GRDB
+import Inodes
 import ItemModel
 import MetadataStore
 
@@ -13,7 +14,7 @@ struct PushPlan: Sendable {
     }
 
     struct Entry: Sendable {
-        var ino: Int64
+        var ino: Inode
         var change: Change
         var changeGen: Int64
         var upload: ContentUpload?
@@ -31,7 +32,7 @@ struct PushPlan: Sendable {
 
     var entries: [Entry] = []
     /// Rows whose change needs no operation (created and deleted before any commit).
-    var settled: [Int64] = []
+    var settled: [Inode] = []
 
     var operations: [JournalOperation] {
         entries.map { entry in
@@ -48,27 +49,27 @@ struct PushPlan: Sendable {
     /// next part of the order, and only its rows' content is uploaded and only they become
     /// operations (`make`). The order stays valid for the rest of a backlog while nothing
     /// but our own commits changes the items (see `SyncEngine.PushOrder`).
-    static func order(rows: [ItemRow], _ db: Database) throws -> (ordered: [ItemRow], settled: [Int64]) {
-        var ids: [Int64: (parent: Int64?, deleted: Bool)] = [:]
-        func node(_ ino: Int64) throws -> (parent: Int64?, deleted: Bool)? {
-            if ino == ItemRow.rootIno { return (nil, false) }
+    static func order(rows: [ItemRow], _ db: Database) throws -> (ordered: [ItemRow], settled: [Inode]) {
+        var ids: [Inode: (parent: Inode?, deleted: Bool)] = [:]
+        func node(_ ino: Inode) throws -> (parent: Inode?, deleted: Bool)? {
+            if ino == Inode.root { return (nil, false) }
             if let known = ids[ino] { return known }
             guard let row = try ItemRow.find(ino: ino, db) else { return nil }
             let value = (row.parent, row.deleted)
             ids[ino] = value
             return value
         }
-        func depth(_ ino: Int64) throws -> Int {
+        func depth(_ ino: Inode) throws -> Int {
             var depth = 0
-            var current: Int64? = ino
-            while let value = current, value != ItemRow.rootIno, depth < 10_000 {
+            var current: Inode? = ino
+            while let value = current, value != Inode.root, depth < 10_000 {
                 current = try node(value)?.parent
                 depth += 1
             }
             return depth
         }
 
-        var settled: [Int64] = []
+        var settled: [Inode] = []
         var fileDeletes: [ItemRow] = []
         var upserts: [(Int, ItemRow)] = []
         var folderDeletes: [(Int, ItemRow)] = []
@@ -99,12 +100,12 @@ struct PushPlan: Sendable {
     /// the changes of what was in it. The chains are as long as the renames that made them,
     /// so a record stays near `maxOperationsPerRecord`. A held-back file may come along:
     /// `make` then sends its new name with its committed content.
-    static func withDependencies(_ chosen: [ItemRow], _ db: Database) throws -> (ordered: [ItemRow], settled: [Int64]) {
+    static func withDependencies(_ chosen: [ItemRow], _ db: Database) throws -> (ordered: [ItemRow], settled: [Inode]) {
         var rows = chosen
         var included = Set(chosen.map(\.inode))
         var next = 0
-        var rowOfIno: [Int64: ItemRow] = [:]
-        func find(_ ino: Int64) throws -> ItemRow? {
+        var rowOfIno: [Inode: ItemRow] = [:]
+        func find(_ ino: Inode) throws -> ItemRow? {
             if let known = rowOfIno[ino] { return known }
             let row = try ItemRow.find(ino: ino, db)
             rowOfIno[ino] = row
@@ -123,7 +124,7 @@ struct PushPlan: Sendable {
                 continue
             }
             guard let parentIno = row.parent, let parent = try find(parentIno) else { continue }
-            if parentIno != ItemRow.rootIno { include(parent) }
+            if parentIno != Inode.root { include(parent) }
             guard row.dirtyFlags.contains(.metadata) else { continue }
             for holder in try BaseSnapshots.holders(of: row.itemName, in: parent.itemID, db) where holder != row.itemID {
                 include(try ItemRow.find(id: holder, db))
@@ -136,10 +137,10 @@ struct PushPlan: Sendable {
     /// The operations for the rows a record takes, in `order`'s order. A file whose content changed
     /// but has no upload (held back, or written again meanwhile) waits for a later record, or
     /// if it was renamed (or chmod-ed) goes now with its committed content.
-    static func make(chosen: [ItemRow], settled: [Int64], uploads: [Int64: ContentUpload], _ db: Database) throws -> PushPlan {
+    static func make(chosen: [ItemRow], settled: [Inode], uploads: [Inode: ContentUpload], _ db: Database) throws -> PushPlan {
         var plan = PushPlan()
         plan.settled = settled
-        var parentIDs: [Int64: ItemID] = [ItemRow.rootIno: .root]
+        var parentIDs: [Inode: ItemID] = [Inode.root: .root]
         for row in chosen {
             let ino = row.inode
             if row.deleted {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Inodes
 import ItemModel
 import MetadataStore
 
@@ -29,13 +30,13 @@ struct RecordApplier {
     /// rename over an item the record also deletes): one of them in the way is not a clash.
     private var comingLater: [ItemID: Int] = [:]
     /// Items stepped aside to a private name for such an operation, with their name.
-    private var displaced: [Int64: (parent: Int64, name: ByteString)] = [:]
+    private var displaced: [Inode: (parent: Inode, name: ByteString)] = [:]
 
     /// An event whose path is resolved once the whole record is applied (a later
     /// operation of the record may move the item's folder).
     private struct PendingEvent {
         var kind: ChangeEvent.Kind
-        var ino: Int64
+        var ino: Inode
         var path: String?
         var from: String?
         var detail: String?
@@ -59,12 +60,12 @@ struct RecordApplier {
         outcome.resurrected = resurrected
     }
 
-    private mutating func note(_ kind: ChangeEvent.Kind, _ ino: Int64, path: String? = nil, from: String? = nil, detail: String? = nil) {
+    private mutating func note(_ kind: ChangeEvent.Kind, _ ino: Inode, path: String? = nil, from: String? = nil, detail: String? = nil) {
         guard watched else { return }
         pending.append(PendingEvent(kind: kind, ino: ino, path: path, from: from, detail: detail))
     }
 
-    private func currentPath(_ ino: Int64) throws -> String? {
+    private func currentPath(_ ino: Inode) throws -> String? {
         guard watched else { return nil }
         // A stepped-aside item is shown at the name it had.
         if let origin = displaced[ino], try ItemRow.find(ino: ino, db)?.itemName.bytes.first == 0 {
@@ -112,7 +113,7 @@ struct RecordApplier {
     // MARK: Upsert
 
     mutating func upsert(_ item: ItemSnapshot, seq: UInt64, own: Bool) throws {
-        guard var parent = item.parent == .root ? try ItemRow.find(ino: ItemRow.rootIno, db) : try ItemRow.find(id: item.parent, db) else {
+        guard var parent = item.parent == .root ? try ItemRow.find(ino: Inode.root, db) : try ItemRow.find(id: item.parent, db) else {
             outcome.refused.append("journal \(seq): \(item.name) refused: its folder \(item.parent) does not exist")
             return
         }
@@ -191,8 +192,8 @@ struct RecordApplier {
         let localMetadata = localFlags.contains(.metadata)
         let localXattrs = try StoredXattrs.all(of: row.inode, db)
         let metadataDiffers = UInt32(row.mode) != item.mode || row.mtime != item.mtime || localXattrs != (item.xattrs ?? [:])
-        let baseParent: Int64? = base.flatMap { base in
-            base.parent == .root ? ItemRow.rootIno : (try? ItemRow.find(id: base.parent, db))?.inode
+        let baseParent: Inode? = base.flatMap { base in
+            base.parent == .root ? Inode.root : (try? ItemRow.find(id: base.parent, db))?.inode
         }
         let movedHere = localMetadata && (base == nil || row.parent != baseParent || row.itemName != base?.name)
         let modeChangedHere = localMetadata && (base == nil || UInt32(row.mode) != base?.mode)
@@ -202,7 +203,7 @@ struct RecordApplier {
             note(.moved, row.inode, from: try currentPath(row.inode))
             var target = parent.inode
             if row.itemKind == .directory, try ItemRow.isInside(target, row.inode, db) {
-                target = ItemRow.rootIno
+                target = Inode.root
                 row.markChanged(.metadata, now: now)
                 let message = "moving \(item.name) would make a cycle; it was put at the top of the container"
                 outcome.conflicts.append(message)
@@ -236,7 +237,7 @@ struct RecordApplier {
         try row.update(db)
     }
 
-    private mutating func insert(_ item: ItemSnapshot, parent: Int64, seq: UInt64) throws {
+    private mutating func insert(_ item: ItemSnapshot, parent: Inode, seq: UInt64) throws {
         try makeRoom(parent: parent, name: item.name, keeping: item.id)
         var row = ItemRow(
             id: item.id, parent: parent, name: item.name, kind: item.kind, mode: item.mode,
@@ -272,24 +273,24 @@ struct RecordApplier {
     /// xattrs it has here (its delete here not pushed, nothing else changed).
     private func stillCommittedAsIs(_ row: ItemRow) throws -> Bool {
         guard let base = try BaseSnapshots.find(row.itemID, db) else { return false }
-        let parent = base.parent == .root ? ItemRow.rootIno : try ItemRow.find(id: base.parent, db)?.inode
+        let parent = base.parent == .root ? Inode.root : try ItemRow.find(id: base.parent, db)?.inode
         guard let parent else { return false }
         return try matchesMetadata(row, base, parent: parent)
     }
 
-    private func matchesMetadata(_ row: ItemRow, _ item: ItemSnapshot, parent: Int64) throws -> Bool {
+    private func matchesMetadata(_ row: ItemRow, _ item: ItemSnapshot, parent: Inode) throws -> Bool {
         try row.parent == parent && row.itemName == item.name && UInt32(row.mode) == item.mode
             && row.symlinkTarget == item.target && StoredXattrs.all(of: row.inode, db) == (item.xattrs ?? [:])
     }
 
     /// The local version becomes a new item beside the committed one, keeping its inode
     /// (and so every open handle on it) and its cache file.
-    private mutating func splitConflict(_ row: inout ItemRow, remote: ItemSnapshot, parent: Int64, seq: UInt64) throws {
+    private mutating func splitConflict(_ row: inout ItemRow, remote: ItemSnapshot, parent: Inode, seq: UInt64) throws {
         let originalName = row.itemName
         let originalPath = try currentPath(row.inode)
         let copyName = try freeName(
             ItemName.conflictCopy(of: originalName, device: device.name, date: Timestamp.conflictStamp(now)),
-            parent: row.parent ?? ItemRow.rootIno
+            parent: row.parent ?? Inode.root
         )
         row.id = ItemID.random().rawValue
         row.itemName = copyName
@@ -297,7 +298,7 @@ struct RecordApplier {
         row.blockList = []
         row.markChanged([.metadata, .content], now: now)
         try row.update(db)
-        outcome.invalidations.append(.entry(parent: row.parent ?? ItemRow.rootIno, name: originalName.bytes))
+        outcome.invalidations.append(.entry(parent: row.parent ?? Inode.root, name: originalName.bytes))
         outcome.invalidations.append(.inode(row.inode, data: false))
         let message = "\(originalName): edited here and on another device; this device's version is now \(copyName)"
         outcome.conflicts.append(message)
@@ -333,7 +334,7 @@ struct RecordApplier {
         // what the other device deleted (its contents are not even in that device's folder).
         let subtree = try ItemRow.subtreeStoppingAtChanges(of: row.inode, db)
         // Deepest first, so a folder is decided after everything in it.
-        var survivors: Set<Int64> = []
+        var survivors: Set<Inode> = []
         for ino in subtree.reversed() {
             guard var item = try ItemRow.find(ino: ino, db) else { continue }
             if item.dirty == 0 && activity.hasWriters(ino) { throw MustWait(name: item.itemName.description) }
@@ -360,7 +361,7 @@ struct RecordApplier {
             try item.update(db)
             note(.deleted, ino, path: path)
             if item.contentState == .local { outcome.droppedContent.append(ino) }
-            outcome.invalidations.append(.entry(parent: item.parent ?? ItemRow.rootIno, name: item.itemName.bytes))
+            outcome.invalidations.append(.entry(parent: item.parent ?? Inode.root, name: item.itemName.bytes))
             outcome.invalidations.append(.inode(ino, data: false))
         }
         if !survivors.isEmpty {
@@ -373,7 +374,7 @@ struct RecordApplier {
     // MARK: Names and places
 
     /// Moves the row to `parent/name`, renaming whatever else lives there first.
-    private mutating func place(_ row: inout ItemRow, parent: Int64, name: ByteString) throws {
+    private mutating func place(_ row: inout ItemRow, parent: Inode, name: ByteString) throws {
         if let oldParent = row.parent {
             outcome.invalidations.append(.entry(parent: oldParent, name: row.itemName.bytes))
         }
@@ -386,7 +387,7 @@ struct RecordApplier {
     }
 
     /// Two items cannot share a name: the one already here steps aside as `name (n)`.
-    private mutating func makeRoom(parent: Int64, name: ByteString, keeping id: ItemID) throws {
+    private mutating func makeRoom(parent: Inode, name: ByteString, keeping id: ItemID) throws {
         guard var other = try ItemRow.child(of: parent, named: name, db), other.itemID != id else { return }
         if comingLater[other.itemID] != nil && other.dirtyFlags.isEmpty {
             // The record itself moves or deletes it next: step aside quietly, as the
@@ -422,7 +423,7 @@ struct RecordApplier {
         }
     }
 
-    private func freeName(_ name: ByteString, parent: Int64) throws -> ByteString {
+    private func freeName(_ name: ByteString, parent: Inode) throws -> ByteString {
         if try ItemRow.child(of: parent, named: name, db) == nil { return name }
         var number = 2
         while true {
@@ -446,7 +447,7 @@ struct RecordApplier {
     }
 
     private mutating func undelete(_ folder: inout ItemRow) throws {
-        let parentIno = folder.parent ?? ItemRow.rootIno
+        let parentIno = folder.parent ?? Inode.root
         let name = try freeName(folder.itemName, parent: parentIno)
         folder.itemName = name
         folder.deleted = false

@@ -1,6 +1,7 @@
 import ContainerStore
 import FileCoordinator
 import Foundation
+import Inodes
 import ItemModel
 import MetadataStore
 
@@ -62,12 +63,12 @@ extension SyncEngine {
     /// Applies one record under exclusive leases on every item it touches and their
     /// folders. Returns false (and applies nothing) if it must wait for a local writer.
     func apply(_ record: JournalRecord, seq: UInt64) async throws(SyncError) -> Bool {
-        let inos: [Int64] = try await calls.read("cannot read items for journal \(seq)") { db in
-            var inos: Set<Int64> = []
+        let inos: [Inode] = try await calls.read("cannot read items for journal \(seq)") { db in
+            var inos: Set<Inode> = []
             for operation in record.ops {
                 if case .upsert(let item) = operation {
                     if item.parent == .root {
-                        inos.insert(ItemRow.rootIno)
+                        inos.insert(Inode.root)
                     } else if let parent = try ItemRow.find(id: item.parent, db) {
                         inos.insert(parent.inode)
                     }
@@ -80,7 +81,7 @@ extension SyncEngine {
         }
         let leases: LeaseSet
         do {
-            leases = try await coordinator.acquire(inos.map { LeaseRequest(UInt64($0), .exclusive) }, owner: "sync: apply journal \(seq)")
+            leases = try await coordinator.acquire(inos.map { LeaseRequest($0, .exclusive) }, owner: "sync: apply journal \(seq)")
         } catch {
             throw SyncError(code: .cancelled, message: "cancelled while waiting to apply journal \(seq)", cause: error)
         }

@@ -1,5 +1,6 @@
 import ContainerStore
 import Foundation
+import Inodes
 import ItemModel
 import MetadataStore
 
@@ -15,7 +16,7 @@ extension SyncEngine {
         // re-hashed the whole backlog).
         let (chosen, settled) = try await choosePush()
         guard !chosen.isEmpty || !settled.isEmpty else { return .idle }
-        var uploads: [Int64: ContentUpload] = [:]
+        var uploads: [Inode: ContentUpload] = [:]
         for row in chosen where row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && !isHeldBack(row) {
             if let upload = try await uploader.upload(row) { uploads[row.inode] = upload }
         }
@@ -69,7 +70,7 @@ extension SyncEngine {
     /// The rows the next record takes and the rows that need no operation: the next part
     /// of the order (`nextInOrder`), with what a device applying them needs in the same
     /// record (`PushPlan.withDependencies`).
-    func choosePush() async throws(SyncError) -> (chosen: [ItemRow], settled: [Int64]) {
+    func choosePush() async throws(SyncError) -> (chosen: [ItemRow], settled: [Inode]) {
         let (chosen, settled) = try await nextInOrder()
         guard !chosen.isEmpty else { return ([], settled) }
         let record = try await calls.read("cannot plan the push") { db in try PushPlan.withDependencies(chosen, db) }
@@ -79,7 +80,7 @@ extension SyncEngine {
     /// At most `maxOperationsPerRecord` rows, and the rows that need no operation: the next
     /// part of this cycle's order if it still holds, else a new order of every dirty row.
     /// Files `isHeldBack` are left out (a half-written file is never published).
-    func nextInOrder() async throws(SyncError) -> (chosen: [ItemRow], settled: [Int64]) {
+    func nextInOrder() async throws(SyncError) -> (chosen: [ItemRow], settled: [Inode]) {
         let limit = configuration.maxOperationsPerRecord
         let localChanges = signals.withLock { $0.pushes.changes }
         if let order = pushOrder, order.localChanges == localChanges, order.seq == lastSeq, !order.inodes.isEmpty {

@@ -2,6 +2,7 @@ import ContainerStore
 import ContentCache
 import FileCoordinator
 import Foundation
+import Inodes
 import ItemModel
 import Logging
 import MetadataStore
@@ -62,7 +63,7 @@ public actor SyncEngine {
     /// Reused by the next pushes of the same cycle while the items changed only by our own
     /// commits: no local change (`PushSchedule.changes`) and no other device's record (`seq`).
     struct PushOrder {
-        var inodes: ArraySlice<Int64>
+        var inodes: ArraySlice<Inode>
         var localChanges: UInt64
         var seq: UInt64
     }

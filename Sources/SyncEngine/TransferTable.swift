@@ -1,3 +1,4 @@
+import Inodes
 import Synchronization
 
 /// Downloads and uploads in flight and the last error per item, readable from libfuse
@@ -39,8 +40,8 @@ public final class TransferTable: Sendable {
     }
 
     private struct State {
-        var transfers: [Int64: Transfer] = [:]
-        var errors: [Int64: String] = [:]
+        var transfers: [Inode: Transfer] = [:]
+        var errors: [Inode: String] = [:]
         var streams: [UInt64: Stream] = [:]
     }
 
@@ -48,8 +49,8 @@ public final class TransferTable: Sendable {
 
     public init() {}
 
-    public func transfer(_ ino: Int64) -> Transfer? { state.withLock { $0.transfers[ino] } }
-    public func error(_ ino: Int64) -> String? { state.withLock { $0.errors[ino] } }
+    public func transfer(_ ino: Inode) -> Transfer? { state.withLock { $0.transfers[ino] } }
+    public func error(_ ino: Inode) -> String? { state.withLock { $0.errors[ino] } }
 
     public func rangeStatus(_ generation: UInt64, offset: Int64, length: Int) -> RangeStatus {
         state.withLock { state in
@@ -94,16 +95,16 @@ public final class TransferTable: Sendable {
         }
     }
 
-    func begin(_ ino: Int64, _ direction: Direction, total: Int64) {
+    func begin(_ ino: Inode, _ direction: Direction, total: Int64) {
         state.withLock { $0.transfers[ino] = Transfer(direction: direction, done: 0, total: total) }
     }
 
-    func progress(_ ino: Int64, done: Int64) {
+    func progress(_ ino: Inode, done: Int64) {
         state.withLock { $0.transfers[ino]?.done = done }
     }
 
     /// Ends the transfer; a failure is remembered until the item's next success.
-    func end(_ ino: Int64, error: String?) {
+    func end(_ ino: Inode, error: String?) {
         state.withLock {
             $0.transfers.removeValue(forKey: ino)
             if let error { $0.errors[ino] = error } else { $0.errors.removeValue(forKey: ino) }

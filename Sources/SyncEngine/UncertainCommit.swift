@@ -1,4 +1,5 @@
 import Foundation
+import Inodes
 import ItemModel
 
 /// A commit whose put-if-absent has no known outcome: the reply was lost, or a retry of a
@@ -31,7 +32,7 @@ struct UncertainCommit: Codable, Sendable {
 
     /// The plan to settle with: the one in memory, or one rebuilt from the record (after a
     /// restart no write is in flight, so an unchanged generation means unchanged content).
-    func settlingPlan(for record: JournalRecord, inode: (ItemID) -> Int64?) -> PushPlan {
+    func settlingPlan(for record: JournalRecord, inode: (ItemID) -> Inode?) -> PushPlan {
         if let plan { return plan }
         var rebuilt = PushPlan()
         for operation in record.ops {

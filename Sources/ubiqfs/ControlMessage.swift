@@ -1,4 +1,5 @@
 import FileCoordinator
+import Inodes
 import SyncEngine
 
 /// One request on the control socket (a JSON line) and its reply (a JSON document).
@@ -50,7 +51,7 @@ struct VersionEntry: Codable {
 
 /// A coordinator table row with the item's path, for `ubiqfs locks`.
 struct LockEntry: Codable {
-    var inode: UInt64
+    var inode: Inode
     var path: String
     var holders: [LeaseHolderInfo]
     var waiters: [LeaseHolderInfo]

@@ -133,9 +133,9 @@ final class Daemon {
             guard let session else { return }
             switch invalidation {
             case .inode(let ino, let data):
-                _ = session.invalidateInode(UInt64(ino), offset: data ? 0 : -1, length: 0)
+                _ = session.invalidateInode(ino, offset: data ? 0 : -1, length: 0)
             case .entry(let parent, let name):
-                _ = session.invalidateEntry(parent: UInt64(parent), name: name)
+                _ = session.invalidateEntry(parent: parent, name: name)
             }
         }
         let exitHandle = SessionExit(session)
@@ -230,7 +230,7 @@ final class Daemon {
             await sync.resume()
         case "locks":
             response.locks = coordinator.snapshot().map { entry in
-                LockEntry(inode: entry.key, path: core.path(of: Int64(entry.key)), holders: entry.holders, waiters: entry.waiters)
+                LockEntry(inode: entry.key, path: core.path(of: entry.key), holders: entry.holders, waiters: entry.waiters)
             }
         case "versions":
             do throws(FileSystemError) {

@@ -4,6 +4,7 @@ import ContentCache
 import FileCoordinator
 import Foundation
 import Glibc
+import Inodes
 import ItemModel
 import Logging
 import MetadataStore
@@ -54,8 +55,8 @@ public final class TestDevice: Sendable {
     }
 
     /// The inode of a path ("a/b/c"), or nil.
-    public func inode(_ path: String) -> Int64? {
-        var ino = ItemRow.rootIno
+    public func inode(_ path: String) -> Inode? {
+        var ino = Inode.root
         for part in path.split(separator: "/") {
             guard let child = try? core.lookup(parent: ino, name: Array(part.utf8)) else { return nil }
             ino = child.ino
@@ -63,10 +64,10 @@ public final class TestDevice: Sendable {
         return ino
     }
 
-    private func split(_ path: String) -> (parent: Int64, name: [UInt8]) {
+    private func split(_ path: String) -> (parent: Inode, name: [UInt8]) {
         let parts = path.split(separator: "/")
         let parentPath = parts.dropLast().joined(separator: "/")
-        return (inode(parentPath) ?? -1, Array(parts.last!.utf8))
+        return (inode(parentPath) ?? 0, Array(parts.last!.utf8))
     }
 
     public func mkdir(_ path: String) throws {
@@ -90,7 +91,7 @@ public final class TestDevice: Sendable {
         core.release(handle: handle)
     }
 
-    public func open(_ ino: Int64, flags: Int32) async throws -> UInt64 {
+    public func open(_ ino: Inode, flags: Int32) async throws -> UInt64 {
         try await core.open(ino, flags: flags).handle
     }
 
@@ -108,7 +109,7 @@ public final class TestDevice: Sendable {
 
     public func remove(_ path: String) throws {
         let (parent, name) = split(path)
-        try core.unlink(parent: parent, name: name, directory: (try? core.attributes(inode(path) ?? -1).kind) == .directory)
+        try core.unlink(parent: parent, name: name, directory: (try? core.attributes(inode(path) ?? 0).kind) == .directory)
     }
 
     public func rename(_ from: String, _ to: String) throws {
@@ -120,7 +121,7 @@ public final class TestDevice: Sendable {
     /// Every path in the tree with its content (files) or "/" (folders), sorted.
     public func tree() async throws -> [String: String] {
         var result: [String: String] = [:]
-        func walk(_ ino: Int64, _ prefix: String) async throws {
+        func walk(_ ino: Inode, _ prefix: String) async throws {
             for entry in try core.list(ino, after: 2, limit: 100_000) {
                 let path = prefix + String(decoding: entry.name, as: UTF8.self)
                 switch entry.attributes.kind {
@@ -134,7 +135,7 @@ public final class TestDevice: Sendable {
                 }
             }
         }
-        try await walk(ItemRow.rootIno, "")
+        try await walk(Inode.root, "")
         return result
     }
 }

@@ -1,6 +1,7 @@
 import FileCoordinator
-import ItemModel
 import Foundation
+import Inodes
+import ItemModel
 import Synchronization
 import Testing
 
@@ -26,7 +27,7 @@ import Testing
             if held != expected { report("\(who) holds \(held) for \(asked), expected \(expected)") }
             inside.withLock { inside in
                 for request in held {
-                    let key = Int(request.key)
+                    let key = Int(request.key.rawValue)
                     switch request.access {
                     case .shared:
                         if inside[key].exclusive != 0 { report("\(who): shared \(key) while exclusive inside") }
@@ -45,8 +46,8 @@ import Testing
             inside.withLock { inside in
                 for request in held {
                     switch request.access {
-                    case .shared: inside[Int(request.key)].shared -= 1
-                    case .exclusive: inside[Int(request.key)].exclusive -= 1
+                    case .shared: inside[Int(request.key.rawValue)].shared -= 1
+                    case .exclusive: inside[Int(request.key.rawValue)].exclusive -= 1
                     }
                 }
             }
@@ -58,7 +59,7 @@ import Testing
 
         /// The reference model of dedup: one request per key, exclusive wins, ascending.
         private static func merge(_ requests: [LeaseRequest]) -> [LeaseRequest] {
-            var byKey: [UInt64: LeaseAccess] = [:]
+            var byKey: [Inode: LeaseAccess] = [:]
             for request in requests where byKey[request.key] != .exclusive { byKey[request.key] = request.access }
             return byKey.keys.sorted().map { LeaseRequest($0, byKey[$0]!) }
         }
@@ -72,7 +73,7 @@ import Testing
 
     static func randomRequests(_ rng: inout SplitMix64) -> [LeaseRequest] {
         (0..<Int.random(in: 1...4, using: &rng)).map { _ in
-            LeaseRequest(UInt64.random(in: 0..<UInt64(keyCount), using: &rng),
+            LeaseRequest(Inode(UInt64.random(in: 0..<UInt64(keyCount), using: &rng)),
                          Double.random(in: 0..<1, using: &rng) < 0.6 ? .shared : .exclusive)
         }
     }

@@ -1,6 +1,7 @@
 import FileCoordinator
-import ItemModel
 import Foundation
+import Inodes
+import ItemModel
 import Synchronization
 import Testing
 
@@ -38,11 +39,11 @@ final class EventLog: Sendable {
 }
 
 extension FileCoordinator {
-    func holders(_ key: UInt64) -> [String] {
+    func holders(_ key: Inode) -> [String] {
         snapshot().first { $0.key == key }?.holders.map(\.owner) ?? []
     }
 
-    func waiters(_ key: UInt64) -> [String] {
+    func waiters(_ key: Inode) -> [String] {
         snapshot().first { $0.key == key }?.waiters.map(\.owner) ?? []
     }
 

@@ -1,11 +1,12 @@
 @testable import CloudFileSystem
 import Foundation
+import Inodes
 import Testing
 
 /// The kernel's lookups and the open handles decide when an unlinked item's content and
 /// row may go: only when neither holds it any more, whichever ends last.
 @Suite struct HandleTableTests {
-    func openNull(_ table: HandleTable, _ ino: Int64, writable: Bool = false) -> UInt64 {
+    func openNull(_ table: HandleTable, _ ino: Inode, writable: Bool = false) -> UInt64 {
         let fd = open("/dev/null", writable ? O_WRONLY : O_RDONLY)
         return table.open(OpenFile(ino: ino, fd: fd, writable: writable, append: false)).handle
     }

@@ -2,6 +2,7 @@ import CloudFileSystem
 import ContainerStore
 import DeviceFixture
 import Foundation
+import Inodes
 import ItemModel
 import SyncEngine
 import Testing
@@ -12,7 +13,7 @@ import Testing
 /// with a clear error (offline, stalled, corrupt, Ctrl-C), never with zeros.
 @Suite struct PlaceholderTests {
     /// A second device, synced, with `remote.txt` a placeholder of `content`.
-    func placeholder(_ content: [UInt8], on store: any ContainerStore, configuration: SyncConfiguration = SyncConfiguration()) async throws -> (a: TestDevice, b: TestDevice, ino: Int64) {
+    func placeholder(_ content: [UInt8], on store: any ContainerStore, configuration: SyncConfiguration = SyncConfiguration()) async throws -> (a: TestDevice, b: TestDevice, ino: Inode) {
         let a = try await TestDevice(store: store, name: "a")
         try await a.write("remote.txt", content)
         try await a.sync()

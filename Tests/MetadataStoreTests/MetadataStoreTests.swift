@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Inodes
 import Synchronization
 import Testing
 import ItemModel
@@ -11,12 +12,12 @@ import ItemModel
         return try MetadataStore(path: path)
     }
 
-    func file(_ name: String, parent: Int64 = ItemRow.rootIno) -> ItemRow {
+    func file(_ name: String, parent: Inode = Inode.root) -> ItemRow {
         ItemRow(id: .random(), parent: parent, name: ByteString(name), kind: .file, mode: 0o644, uid: 0, gid: 0, size: 0, mtime: 1)
     }
 
     /// Files named PREFIX0, PREFIX1... in the root; their inodes.
-    func insertFiles(_ count: Int, named prefix: String, into store: MetadataStore) throws -> [Int64] {
+    func insertFiles(_ count: Int, named prefix: String, into store: MetadataStore) throws -> [Inode] {
         try store.write { db in
             try (0..<count).map { index in
                 var row = file("\(prefix)\(index)")
@@ -28,7 +29,7 @@ import ItemModel
 
     @Test func rootExistsWithInodeOne() throws {
         let store = try makeStore()
-        let root = try store.read { db in try ItemRow.find(ino: ItemRow.rootIno, db) }
+        let root = try store.read { db in try ItemRow.find(ino: Inode.root, db) }
         #expect(root?.itemID == .root)
         #expect(root?.itemKind == .directory)
     }
@@ -53,19 +54,19 @@ import ItemModel
 
     @Test func inodesAreStableAcrossReopen() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("ubiqfs-md-\(UUID().uuidString).db").path
-        let ino = try MetadataStore(path: path).write { db -> Int64 in
+        let ino = try MetadataStore(path: path).write { db -> Inode in
             var row = file("keep")
             try row.insert(db)
             return row.inode
         }
         let again = try MetadataStore(path: path)
-        #expect(try again.read { db in try ItemRow.child(of: ItemRow.rootIno, named: ByteString("keep"), db)?.inode } == ino)
+        #expect(try again.read { db in try ItemRow.child(of: Inode.root, named: ByteString("keep"), db)?.inode } == ino)
     }
 
     @Test func childrenComeInInodeOrderAfterAnOffset() throws {
         let store = try makeStore()
         let inos = try insertFiles(10, named: "f", into: store)
-        let page = try store.read { db in try ItemRow.children(of: ItemRow.rootIno, after: inos[3], limit: 4, db) }
+        let page = try store.read { db in try ItemRow.children(of: Inode.root, after: inos[3], limit: 4, db) }
         #expect(page.map(\.inode) == Array(inos[4..<8]))
     }
 
@@ -89,7 +90,7 @@ import ItemModel
             row.itemName = raw
             try row.insert(db)
         }
-        #expect(try store.read { db in try ItemRow.child(of: ItemRow.rootIno, named: raw, db)?.itemName } == raw)
+        #expect(try store.read { db in try ItemRow.child(of: Inode.root, named: raw, db)?.itemName } == raw)
     }
 
     @Test func baseSnapshotsRoundTrip() throws {
@@ -103,7 +104,7 @@ import ItemModel
 
     @Test func xattrsAreRowsOfTheirOwnAndGoWithTheItem() throws {
         let store = try makeStore()
-        let ino = try store.write { db -> Int64 in
+        let ino = try store.write { db -> Inode in
             var item = file("tagged")
             try item.insert(db)
             try StoredXattrs.set(item.inode, name: "user.b", value: Data([2, 2]), db)
@@ -201,11 +202,11 @@ import ItemModel
             try store.read { db throws in
                 #expect(try ItemRow.find(ino: row.inode, db) == row)
                 #expect(try ItemRow.find(id: row.itemID, db) == row)
-                #expect(try ItemRow.child(of: ItemRow.rootIno, named: row.itemName, db) == row)
+                #expect(try ItemRow.child(of: Inode.root, named: row.itemName, db) == row)
                 #expect(try ItemRow.fetchOne(db, sql: "SELECT * FROM item WHERE ino = ?", arguments: [row.inode]) == row)
             }
         }
-        #expect(try store.read { db in try ItemRow.children(of: ItemRow.rootIno, after: 0, limit: 10, db) } == [full, bare, numbered])
+        #expect(try store.read { db in try ItemRow.children(of: Inode.root, after: 0, limit: 10, db) } == [full, bare, numbered])
 
         var changed = full
         changed.parent = nil

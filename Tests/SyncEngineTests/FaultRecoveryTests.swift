@@ -2,6 +2,7 @@ import CloudFileSystem
 import ContainerStore
 import DeviceFixture
 import Foundation
+import Inodes
 import ItemModel
 import Logging
 import MetadataStore
@@ -175,7 +176,7 @@ import Testing
         unlink(a.cache.path(for: clean))
         unlink(a.cache.path(for: changed))
         let folder = (a.cache.path(for: kept) as NSString).deletingLastPathComponent
-        let strays = [folder + "/0", folder + "/\(kept + 1_000_000)", folder + "/\(changed + 500)"]
+        let strays = [folder + "/0", folder + "/\(kept.rawValue + 1_000_000)", folder + "/\(changed.rawValue + 500)"]
         for path in strays + [folder + "/00\(kept)"] {
             #expect(FileManager.default.createFile(atPath: path, contents: Data("stray".utf8)))
         }

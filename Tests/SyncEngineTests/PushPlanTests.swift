@@ -2,6 +2,7 @@ import ContainerStore
 import DeviceFixture
 import Foundation
 import GRDB
+import Inodes
 import ItemModel
 import MetadataStore
 @testable import SyncEngine
@@ -29,7 +30,7 @@ import Testing
         }
         // Created and deleted before any commit: nothing to send, only to settle.
         try await device.write("gone", "never committed")
-        try device.core.unlink(parent: ItemRow.rootIno, name: Array("gone".utf8), directory: false)
+        try device.core.unlink(parent: Inode.root, name: Array("gone".utf8), directory: false)
 
         let rows = try await device.metadata.read { db in try ItemRow.dirtyRows(db) }
         let (ordered, settled) = try await device.metadata.read { db in try PushPlan.order(rows: rows, db) }

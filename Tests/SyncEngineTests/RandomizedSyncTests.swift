@@ -5,6 +5,7 @@ import DeviceFixture
 import Foundation
 import GRDB
 import Glibc
+import Inodes
 import ItemModel
 import MetadataStore
 import SyncEngine
@@ -208,7 +209,7 @@ private struct DeviceModel {
     /// Item ids this device had after its last sync: committed, known to every device.
     var known: Set<String> = []
     /// Inodes whose content this device wrote since its last sync (lost-write check).
-    var writtenInodes: Set<Int64> = []
+    var writtenInodes: Set<Inode> = []
     /// Ids of known files whose content this device changed since its last sync.
     var contentEdits: Set<String> = []
     /// Ids of files whose content other devices committed since this device's last sync.
@@ -218,7 +219,7 @@ private struct DeviceModel {
 /// One item of a device's tree.
 private struct Entry {
     var path: String
-    var ino: Int64
+    var ino: Inode
     var kind: ItemKind
     var mode: UInt32
     var id: String
@@ -617,7 +618,7 @@ private final class SoakBatch {
         return false
     }
 
-    private func parentInode(_ device: TestDevice, _ path: String) throws -> Int64 {
+    private func parentInode(_ device: TestDevice, _ path: String) throws -> Inode {
         let parent = path.split(separator: "/").dropLast().joined(separator: "/")
         return try #require(device.inode(parent), "no folder \(parent) on \(device.name)")
     }
@@ -822,7 +823,7 @@ private final class SoakBatch {
         stats.checked("sqlite integrity")
         if integrity != ["ok"] { fail("\(device.name): PRAGMA integrity_check says \(integrity)") }
         let byIno = Dictionary(uniqueKeysWithValues: rows.map { ($0.inode, $0) })
-        let live = rows.filter { !$0.deleted && $0.inode != ItemRow.rootIno }
+        let live = rows.filter { !$0.deleted && $0.inode != Inode.root }
         stats.checked("metadata shape")
         for row in live {
             guard let parentIno = row.parent, let parent = byIno[parentIno], !parent.deleted, parent.itemKind == .directory else {
@@ -847,7 +848,7 @@ private final class SoakBatch {
                 fail("\(device.name): \(row.itemName) has no committed snapshot")
                 continue
             }
-            let parentID = row.parent == ItemRow.rootIno ? ItemID.root.rawValue : byIno[row.parent ?? -1]?.id
+            let parentID = row.parent == Inode.root ? ItemID.root.rawValue : byIno[row.parent ?? 0]?.id
             let samePlace: Bool = base.name == row.itemName && base.parent.rawValue == parentID && base.kind == row.itemKind
             let sameMetadata: Bool = base.mode == UInt32(row.mode) && base.target == row.symlinkTarget && (base.xattrs ?? [:]) == xattrs[row.inode]
             let sameContent: Bool = row.itemKind != .file || ((base.blocks ?? []) == row.blockList && base.size == row.size)
@@ -862,10 +863,10 @@ private final class SoakBatch {
         let directory = device.cache.directory
         // tmp/ holds downloads in flight, reserve the space kept for deletes on a full disk.
         let names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0 != "tmp" && $0 != "reserve" }
-        var sizes: [Int64: Int64] = [:]
+        var sizes: [Inode: Int64] = [:]
         var allocated: Int64 = 0
         for name in names {
-            guard let ino = Int64(name) else {
+            guard let ino = UInt64(name).map(Inode.init(rawValue:)) else {
                 fail("\(device.name): stray file cache/\(name)")
                 continue
             }
@@ -962,14 +963,14 @@ private final class SoakBatch {
         let rows = try device.metadata.read { db in try ItemRow.fetchAll(db) }
         let ids = Dictionary(uniqueKeysWithValues: rows.map { ($0.inode, $0.id) })
         var result: [Entry] = []
-        func walk(_ ino: Int64, _ prefix: String) throws {
+        func walk(_ ino: Inode, _ prefix: String) throws {
             for child in try device.core.list(ino, after: 2, limit: 100_000) {
                 let path = prefix + String(decoding: child.name, as: UTF8.self)
                 result.append(Entry(path: path, ino: child.attributes.ino, kind: child.attributes.kind, mode: child.attributes.permissions, id: ids[child.attributes.ino] ?? "?"))
                 if child.attributes.kind == .directory { try walk(child.attributes.ino, path + "/") }
             }
         }
-        try walk(ItemRow.rootIno, "")
+        try walk(Inode.root, "")
         return result.sorted { $0.path < $1.path }
     }
 
@@ -997,17 +998,17 @@ private final class SoakBatch {
     }
 
     private func liveIDs(_ device: TestDevice) throws -> Set<String> {
-        Set(try device.metadata.read { db in try String.fetchAll(db, sql: "SELECT id FROM item WHERE deleted = 0 AND ino != ?", arguments: [ItemRow.rootIno]) })
+        Set(try device.metadata.read { db in try String.fetchAll(db, sql: "SELECT id FROM item WHERE deleted = 0 AND ino != ?", arguments: [Inode.root]) })
     }
 
-    private func localFileInodes(_ device: TestDevice) throws -> Set<Int64> {
+    private func localFileInodes(_ device: TestDevice) throws -> Set<Inode> {
         Set(try device.metadata.read { db in
-            try Int64.fetchAll(db, sql: "SELECT ino FROM item WHERE deleted = 0 AND kind = 'file' AND content = ?", arguments: [ContentState.local.rawValue])
+            try Inode.fetchAll(db, sql: "SELECT ino FROM item WHERE deleted = 0 AND kind = 'file' AND content = ?", arguments: [ContentState.local.rawValue])
         })
     }
 
     private func forgetAll(_ device: TestDevice) throws {
-        for ino in try device.metadata.read({ db in try Int64.fetchAll(db, sql: "SELECT ino FROM item") }) {
+        for ino in try device.metadata.read({ db in try Inode.fetchAll(db, sql: "SELECT ino FROM item") }) {
             device.core.forget(ino, count: .max)
         }
     }

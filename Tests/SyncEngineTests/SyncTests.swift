@@ -4,6 +4,7 @@ import DeviceFixture
 import Foundation
 import GRDB
 import Glibc
+import Inodes
 import ItemModel
 import MetadataStore
 import SyncEngine
@@ -401,7 +402,7 @@ import Testing
         let ino = try #require(a.inode("f.txt"))
         if forgotten {
             a.core.forget(ino, count: .max)
-            try a.core.unlink(parent: ItemRow.rootIno, name: Array("f.txt".utf8), directory: false)
+            try a.core.unlink(parent: Inode.root, name: Array("f.txt".utf8), directory: false)
             #expect(a.cache.status(ino) == nil)
         } else {
             try a.remove("f.txt")
