@@ -149,49 +149,15 @@ extension FileSystemCore {
                     throw FileSystemError(.invalid, "cannot move a folder into itself")
                 }
                 if exchange {
-                    guard var other = existing else { throw FileSystemError(.notFound) }
-                    if other.inode == moving.inode { return nil }
-                    if other.itemKind == .directory, try ItemRow.isInside(parent, other.inode, db) {
-                        throw FileSystemError(.invalid, "cannot move a folder into itself")
-                    }
-                    // Through a name no one can have, so the unique index holds at every step.
-                    other.itemName = ByteString(Array("\u{0}exchange".utf8))
-                    try other.update(db)
-                    moving.parent = newParent
-                    moving.itemName = targetName
-                    moving.markChanged(.metadata, now: now)
-                    try moving.update(db)
-                    other.parent = parent
-                    other.itemName = sourceName
-                    other.markChanged(.metadata, now: now)
-                    try other.update(db)
+                    guard let other = existing else { throw FileSystemError(.notFound) }
+                    try Self.exchange(moving, other, db, now: now)
                     return nil
                 }
                 var victim: Inode?
-                if var existing {
+                if let existing {
                     if noReplace { throw FileSystemError(.exists) }
                     if existing.inode == moving.inode { return nil }
-                    if moving.itemKind == .directory && existing.itemKind != .directory { throw FileSystemError(.notDirectory) }
-                    if moving.itemKind != .directory && existing.itemKind == .directory { throw FileSystemError(.isDirectory) }
-                    if existing.itemKind == .directory, try ItemRow.hasChildren(existing.inode, db) { throw FileSystemError(.notEmpty) }
-                    let movingIsNew = try moving.baseSeq == 0 && BaseSnapshots.find(moving.itemID, db) == nil
-                    if moving.itemKind == .file && existing.itemKind == .file && movingIsNew {
-                        // A safe save (write a new file, rename it over the original): the new
-                        // content continues the original item, so its identity and history stay.
-                        let keptID = existing.id
-                        existing.id = ItemID.random().rawValue
-                        existing.deleted = true
-                        existing.dirtyFlags = []
-                        try existing.update(db)
-                        moving.id = keptID
-                        moving.baseSeq = existing.baseSeq
-                        moving.blockList = existing.blockList
-                        moving.dirtyFlags.insert(.content)
-                    } else {
-                        existing.deleted = true
-                        existing.markChanged(.metadata, now: now)
-                        try existing.update(db)
-                    }
+                    try Self.replace(existing, by: &moving, db, now: now)
                     victim = existing.inode
                 }
                 moving.parent = newParent
@@ -218,6 +184,53 @@ extension FileSystemCore {
         // Moved into a pinned folder: what is not local yet is downloaded.
         let downloads = self.downloads
         Task { await downloads.prefetchPinned(under: source.inode) }
+    }
+
+    /// renameat2's RENAME_EXCHANGE, through a name no one can have, so the unique index
+    /// holds at every step.
+    private static func exchange(_ first: ItemRow, _ second: ItemRow, _ db: Database, now: Int64) throws {
+        var (moving, other) = (first, second)
+        if other.inode == moving.inode { return }
+        guard let parent = moving.parent, let newParent = other.parent else { throw FileSystemError(.notFound) }
+        if other.itemKind == .directory, try ItemRow.isInside(parent, other.inode, db) {
+            throw FileSystemError(.invalid, "cannot move a folder into itself")
+        }
+        let (sourceName, targetName) = (moving.itemName, other.itemName)
+        other.itemName = ByteString(Array("\u{0}exchange".utf8))
+        try other.update(db)
+        moving.parent = newParent
+        moving.itemName = targetName
+        moving.markChanged(.metadata, now: now)
+        try moving.update(db)
+        other.parent = parent
+        other.itemName = sourceName
+        other.markChanged(.metadata, now: now)
+        try other.update(db)
+    }
+
+    /// The item a rename replaces goes (deleted); a safe save (a new file renamed over the
+    /// original) gives the new content the original's identity and history instead.
+    private static func replace(_ replaced: ItemRow, by moving: inout ItemRow, _ db: Database, now: Int64) throws {
+        var existing = replaced
+        if moving.itemKind == .directory && existing.itemKind != .directory { throw FileSystemError(.notDirectory) }
+        if moving.itemKind != .directory && existing.itemKind == .directory { throw FileSystemError(.isDirectory) }
+        if existing.itemKind == .directory, try ItemRow.hasChildren(existing.inode, db) { throw FileSystemError(.notEmpty) }
+        let movingIsNew = try moving.baseSeq == 0 && BaseSnapshots.find(moving.itemID, db) == nil
+        if moving.itemKind == .file && existing.itemKind == .file && movingIsNew {
+            let keptID = existing.id
+            existing.id = ItemID.random().rawValue
+            existing.deleted = true
+            existing.dirtyFlags = []
+            try existing.update(db)
+            moving.id = keptID
+            moving.baseSeq = existing.baseSeq
+            moving.blockList = existing.blockList
+            moving.dirtyFlags.insert(.content)
+        } else {
+            existing.deleted = true
+            existing.markChanged(.metadata, now: now)
+            try existing.update(db)
+        }
     }
 
     // MARK: Symlinks

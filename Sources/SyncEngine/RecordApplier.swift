@@ -113,18 +113,7 @@ struct RecordApplier {
     // MARK: Upsert
 
     mutating func upsert(_ item: ItemSnapshot, seq: UInt64, own: Bool) throws {
-        guard var parent = item.parent == .root ? try ItemRow.find(ino: Inode.root, db) : try ItemRow.find(id: item.parent, db) else {
-            outcome.refused.append("journal \(seq): \(item.name) refused: its folder \(item.parent) does not exist")
-            return
-        }
-        guard parent.itemKind == .directory else {
-            outcome.refused.append("journal \(seq): \(item.name) refused: its parent is not a folder")
-            return
-        }
-        if parent.deleted {
-            // A remote change into a folder deleted here: the folder comes back.
-            try resurrect(&parent)
-        }
+        guard let parent = try folder(of: item, seq: seq) else { return }
         let base = try BaseSnapshots.find(item.id, db)
         let existing = try ItemRow.find(id: item.id, db)
         if let existing, existing.itemKind != item.kind {
@@ -138,58 +127,76 @@ struct RecordApplier {
             item, seq: seq, device: fromCheckpoint ? "(from a checkpoint)" : committer.device,
             time: fromCheckpoint ? item.mtime : committer.time, db
         )
-
         guard var row = existing else {
-            try insert(item, parent: parent.inode, seq: seq)
+            try insert(item, parent: parent, seq: seq)
             return
         }
-        if row.deleted {
-            // Deleted here (pushed or not) and changed there: the change wins.
-            // Placed while still deleted, so whatever took its name here steps aside.
-            try place(&row, parent: parent.inode, name: item.name)
-            row.deleted = false
-            row.dirtyFlags = []
-            take(item, into: &row, content: true)
-            if row.itemKind == .file {
-                // What this device wrote before its delete is gone, even when the delete
-                // already dropped the content (a purge): so is the mark that it changed.
-                row.contentState = .placeholder
-                outcome.droppedContent.append(row.inode)
-            }
-            row.baseSeq = Int64(seq)
-            try row.update(db)
-            try StoredXattrs.replace(row.inode, with: item.xattrs ?? [:], db)
-            outcome.invalidations.append(.inode(row.inode, data: true))
-            note(.created, row.inode)
-            return
-        }
-
+        if row.deleted { return try undelete(&row, as: item, parent: parent, seq: seq) }
         let localFlags = row.dirtyFlags
-        let committedBlocks = base?.blocks ?? row.blockList
-        let contentChanged = item.kind == .file && (item.blocks ?? []) != committedBlocks
-
-        if own {
-            // Our own commit, seen again after a lost reply or a crash: it is the base now.
-            if try localFlags.contains(.metadata) && matchesMetadata(row, item, parent: parent.inode) {
-                row.dirtyFlags.remove(.metadata)
-            }
-            if !localFlags.contains(.content) { row.blockList = item.blocks ?? [] }
-            row.baseSeq = Int64(seq)
-            try row.update(db)
-            return
-        }
-
+        let contentChanged = item.kind == .file && (item.blocks ?? []) != (base?.blocks ?? row.blockList)
+        if own { return try settleOwn(&row, item, parent: parent, seq: seq) }
         if contentChanged && !localFlags.contains(.content) && activity.hasWriters(row.inode) {
             throw MustWait(name: row.itemName.description)
         }
         if localFlags.contains(.content) && contentChanged {
-            try splitConflict(&row, remote: item, parent: parent.inode, seq: seq)
-            return
+            return try splitConflict(&row, remote: item, parent: parent, seq: seq)
         }
+        try merge(&row, item, base: base, parent: parent, contentChanged: contentChanged)
+        row.baseSeq = Int64(seq)
+        try row.update(db)
+    }
 
-        // Three-way merge of metadata against the committed base: what was changed here
-        // (differs from the base) stays and is pushed next; everything else follows the record.
-        let localMetadata = localFlags.contains(.metadata)
+    /// The live folder an upsert goes into (brought back if it was deleted here: a remote
+    /// change into it wins); nil, and the item refused, if there is none.
+    private mutating func folder(of item: ItemSnapshot, seq: UInt64) throws -> Inode? {
+        guard var parent = item.parent == .root ? try ItemRow.find(ino: Inode.root, db) : try ItemRow.find(id: item.parent, db) else {
+            outcome.refused.append("journal \(seq): \(item.name) refused: its folder \(item.parent) does not exist")
+            return nil
+        }
+        guard parent.itemKind == .directory else {
+            outcome.refused.append("journal \(seq): \(item.name) refused: its parent is not a folder")
+            return nil
+        }
+        if parent.deleted { try resurrect(&parent) }
+        return parent.inode
+    }
+
+    /// Deleted here (pushed or not) and changed there: the change wins. Placed while still
+    /// deleted, so whatever took its name here steps aside.
+    private mutating func undelete(_ row: inout ItemRow, as item: ItemSnapshot, parent: Inode, seq: UInt64) throws {
+        try place(&row, parent: parent, name: item.name)
+        row.deleted = false
+        row.dirtyFlags = []
+        take(item, into: &row, content: true)
+        if row.itemKind == .file {
+            // What this device wrote before its delete is gone, even when the delete
+            // already dropped the content (a purge): so is the mark that it changed.
+            row.contentState = .placeholder
+            outcome.droppedContent.append(row.inode)
+        }
+        row.baseSeq = Int64(seq)
+        try row.update(db)
+        try StoredXattrs.replace(row.inode, with: item.xattrs ?? [:], db)
+        outcome.invalidations.append(.inode(row.inode, data: true))
+        note(.created, row.inode)
+    }
+
+    /// Our own commit, seen again after a lost reply or a crash: it is the base now.
+    private mutating func settleOwn(_ row: inout ItemRow, _ item: ItemSnapshot, parent: Inode, seq: UInt64) throws {
+        let localFlags = row.dirtyFlags
+        if try localFlags.contains(.metadata) && matchesMetadata(row, item, parent: parent) {
+            row.dirtyFlags.remove(.metadata)
+        }
+        if !localFlags.contains(.content) { row.blockList = item.blocks ?? [] }
+        row.baseSeq = Int64(seq)
+        try row.update(db)
+    }
+
+    /// Three-way merge of metadata against the committed base: what was changed here
+    /// (differs from the base) stays and is pushed next; everything else follows the
+    /// record. Content follows it unless it was changed here (a conflict, settled before).
+    private mutating func merge(_ row: inout ItemRow, _ item: ItemSnapshot, base: ItemSnapshot?, parent: Inode, contentChanged: Bool) throws {
+        let (localMetadata, localContent) = (row.dirtyFlags.contains(.metadata), row.dirtyFlags.contains(.content))
         let localXattrs = try StoredXattrs.all(of: row.inode, db)
         let metadataDiffers = UInt32(row.mode) != item.mode || row.mtime != item.mtime || localXattrs != (item.xattrs ?? [:])
         let baseParent: Inode? = base.flatMap { base in
@@ -199,26 +206,15 @@ struct RecordApplier {
         let modeChangedHere = localMetadata && (base == nil || UInt32(row.mode) != base?.mode)
         let mtimeChangedHere = localMetadata && (base == nil || row.mtime != base?.mtime)
         let xattrsChangedHere = localMetadata && (base == nil || localXattrs != (base?.xattrs ?? [:]))
-        if !movedHere && (row.parent != parent.inode || row.itemName != item.name) {
-            note(.moved, row.inode, from: try currentPath(row.inode))
-            var target = parent.inode
-            if row.itemKind == .directory, try ItemRow.isInside(target, row.inode, db) {
-                target = Inode.root
-                row.markChanged(.metadata, now: now)
-                let message = "moving \(item.name) would make a cycle; it was put at the top of the container"
-                outcome.conflicts.append(message)
-                note(.conflict, row.inode, detail: message)
-            }
-            try place(&row, parent: target, name: item.name)
-            // Moved, maybe into a pinned folder.
-            if row.itemKind == .file && row.contentState == .placeholder { outcome.placeholders.append(row.inode) }
+        if !movedHere && (row.parent != parent || row.itemName != item.name) {
+            try follow(move: &row, to: parent, name: item.name)
         }
         if !modeChangedHere { row.mode = Int64(item.mode) }
         if !mtimeChangedHere { row.mtime = item.mtime }
         if !xattrsChangedHere { try StoredXattrs.replace(row.inode, with: item.xattrs ?? [:], db) }
         row.target = item.target.map { Data($0.bytes) }
         row.ctime = now
-        if contentChanged && !localFlags.contains(.content) {
+        if contentChanged && !localContent {
             row.blockList = item.blocks ?? []
             row.size = item.size
             row.mtime = item.mtime
@@ -233,8 +229,23 @@ struct RecordApplier {
             outcome.invalidations.append(.inode(row.inode, data: false))
             if metadataDiffers { note(.modified, row.inode, detail: "metadata") }
         }
-        row.baseSeq = Int64(seq)
-        try row.update(db)
+    }
+
+    /// Another device moved the item: so does this one, unless that would put a folder
+    /// inside itself (then it goes to the top, and that is a conflict to tell).
+    private mutating func follow(move row: inout ItemRow, to parent: Inode, name: ByteString) throws {
+        note(.moved, row.inode, from: try currentPath(row.inode))
+        var target = parent
+        if row.itemKind == .directory, try ItemRow.isInside(target, row.inode, db) {
+            target = Inode.root
+            row.markChanged(.metadata, now: now)
+            let message = "moving \(name) would make a cycle; it was put at the top of the container"
+            outcome.conflicts.append(message)
+            note(.conflict, row.inode, detail: message)
+        }
+        try place(&row, parent: target, name: name)
+        // Moved, maybe into a pinned folder.
+        if row.itemKind == .file && row.contentState == .placeholder { outcome.placeholders.append(row.inode) }
     }
 
     private mutating func insert(_ item: ItemSnapshot, parent: Inode, seq: UInt64) throws {
