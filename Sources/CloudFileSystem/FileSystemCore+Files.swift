@@ -292,7 +292,7 @@ extension FileSystemCore {
                 current.atime = changed.atime
                 current.mtime = changed.mtime
                 current.ctime = changed.ctime
-                current.dirty |= changed.dirty
+                current.dirtyFlags.formUnion(changed.dirtyFlags)
                 current.changeGen = max(current.changeGen, changed.changeGen)
                 try current.update(db)
             }

@@ -217,12 +217,12 @@ extension FileSystemCore {
         if existing.itemKind == .directory, try ItemRow.hasChildren(existing.inode, db) { throw FileSystemError(.notEmpty) }
         let movingIsNew = try moving.baseSeq == 0 && BaseSnapshots.find(moving.itemID, db) == nil
         if moving.itemKind == .file && existing.itemKind == .file && movingIsNew {
-            let keptID = existing.id
-            existing.id = ItemID.random().rawValue
+            let keptID = existing.itemID
+            existing.itemID = .random()
             existing.deleted = true
             existing.dirtyFlags = []
             try existing.update(db)
-            moving.id = keptID
+            moving.itemID = keptID
             moving.baseSeq = existing.baseSeq
             moving.blockList = existing.blockList
             moving.dirtyFlags.insert(.content)

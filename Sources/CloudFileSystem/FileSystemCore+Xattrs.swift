@@ -30,7 +30,7 @@ extension FileSystemCore {
         let transfer = downloads.transfers.transfer(ino)
         switch key {
         case "user.ubiqfs.control" where ino == Inode.root: return Array(controlSocketPath.utf8)
-        case "user.ubiqfs.id": return Array(row.id.utf8)
+        case "user.ubiqfs.id": return Array(row.itemID.rawValue.utf8)
         case "user.ubiqfs.version": return Array(String(row.baseSeq).utf8)
         case "user.ubiqfs.pinned": return try read { db in try ItemRow.isPinned(ino, db) } ? [49] : [48]
         case "user.ubiqfs.state":
@@ -38,7 +38,7 @@ extension FileSystemCore {
                 transfer.direction == .download ? "downloading" : "uploading"
             } else if downloads.transfers.error(ino) != nil {
                 "error"
-            } else if row.dirty != 0 {
+            } else if !row.dirtyFlags.isEmpty {
                 "pending"
             } else if row.itemKind == .file && row.contentState == .placeholder {
                 "placeholder"

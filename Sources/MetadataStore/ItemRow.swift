@@ -8,12 +8,12 @@ import ItemModel
 public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePersistableRecord {
     public static let databaseTableName = "item"
 
-    public var ino: Inode?
-    public var id: String
+    var ino: Inode?
+    var id: String
     /// The parent's inode; nil for the root and for items no longer in the tree.
     public var parent: Inode?
-    public var name: Data
-    public var kind: String
+    var name: Data
+    var kind: String
     /// Permission bits (0o7777).
     public var mode: Int64
     public var uid: Int64
@@ -23,13 +23,13 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
     public var mtime: Int64
     public var ctime: Int64
     public var atime: Int64
-    public var target: Data?
+    var target: Data?
     /// JSON array of the committed version's blocks (files).
-    public var blocks: Data?
-    public var content: Int
+    var blocks: Data?
+    var content: Int
     /// The journal sequence of the committed version this row is based on; 0 = never committed.
     public var baseSeq: Int64
-    public var dirty: Int
+    var dirty: Int
     /// Gone from the tree; kept while the kernel or an open handle still uses the inode,
     /// or until the delete is pushed.
     public var deleted: Bool
@@ -166,15 +166,21 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
         }
     }
 
-    // MARK: Typed views of the stored columns
+    // MARK: Typed views of the stored columns (the stored ones are MetadataStore's own)
 
     public var inode: Inode { ino ?? 0 }
-    public var itemID: ItemID { ItemID(id) }
+    public var itemID: ItemID {
+        get { ItemID(id) }
+        set { id = newValue.rawValue }
+    }
     public var itemName: ByteString {
         get { ByteString(Array(name)) }
         set { name = Data(newValue.bytes) }
     }
-    public var itemKind: ItemKind { ItemKind(rawValue: kind) ?? .file }
+    public var itemKind: ItemKind {
+        get { ItemKind(rawValue: kind) ?? .file }
+        set { kind = newValue.rawValue }
+    }
     public var contentState: ContentState {
         get { ContentState(rawValue: content) ?? .placeholder }
         set { content = newValue.rawValue }
@@ -183,7 +189,10 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
         get { DirtyFlags(rawValue: dirty) }
         set { dirty = newValue.rawValue }
     }
-    public var symlinkTarget: ByteString? { target.map { ByteString(Array($0)) } }
+    public var symlinkTarget: ByteString? {
+        get { target.map { ByteString(Array($0)) } }
+        set { target = newValue.map { Data($0.bytes) } }
+    }
 
     public var blockList: [BlockReference] {
         get { blocks.flatMap { try? JSONDecoder().decode([BlockReference].self, from: $0) } ?? [] }

@@ -94,7 +94,7 @@ extension Downloader {
         var started = Set<Int>()
         var cursor = 0
         var downloaded: Int64 = 0
-        let (fetcher, what) = (self.fetcher, "\(row.itemName) (\(row.id))")
+        let (fetcher, what) = (self.fetcher, "\(row.itemName) (\(row.itemID))")
         do {
             try await withThrowingTaskGroup(of: Int.self) { group in
                 var inFlight = 0

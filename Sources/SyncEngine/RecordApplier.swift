@@ -117,7 +117,7 @@ struct RecordApplier {
         let base = try BaseSnapshots.find(item.id, db)
         let existing = try ItemRow.find(id: item.id, db)
         if let existing, existing.itemKind != item.kind {
-            outcome.refused.append("journal \(seq): \(item.name) refused: an item cannot change from \(existing.kind) to \(item.kind.rawValue)")
+            outcome.refused.append("journal \(seq): \(item.name) refused: an item cannot change from \(existing.itemKind.rawValue) to \(item.kind.rawValue)")
             return
         }
         try BaseSnapshots.set(item, seq: seq, db)
@@ -212,7 +212,7 @@ struct RecordApplier {
         if !modeChangedHere { row.mode = Int64(item.mode) }
         if !mtimeChangedHere { row.mtime = item.mtime }
         if !xattrsChangedHere { try StoredXattrs.replace(row.inode, with: item.xattrs ?? [:], db) }
-        row.target = item.target.map { Data($0.bytes) }
+        row.symlinkTarget = item.target
         row.ctime = now
         if contentChanged && !localContent {
             row.blockList = item.blocks ?? []
@@ -268,10 +268,10 @@ struct RecordApplier {
     /// Copies the committed fields into the row; content fields only when asked. The
     /// xattrs are rows of their own: the caller replaces them once the row has an inode.
     private func take(_ item: ItemSnapshot, into row: inout ItemRow, content: Bool) {
-        row.kind = item.kind.rawValue
+        row.itemKind = item.kind
         row.mode = Int64(item.mode)
         row.mtime = item.mtime
-        row.target = item.target.map { Data($0.bytes) }
+        row.symlinkTarget = item.target
         row.rdev = item.kind.isDevice ? item.rdev.map { Int64(bitPattern: $0) } ?? 0 : nil
         row.ctime = now
         if content || item.kind != .file {
@@ -303,7 +303,7 @@ struct RecordApplier {
             ItemName.conflictCopy(of: originalName, device: device.name, date: Timestamp.conflictStamp(now)),
             parent: row.parent ?? Inode.root
         )
-        row.id = ItemID.random().rawValue
+        row.itemID = .random()
         row.itemName = copyName
         row.baseSeq = 0
         row.blockList = []
@@ -348,11 +348,11 @@ struct RecordApplier {
         var survivors: Set<Inode> = []
         for ino in subtree.reversed() {
             guard var item = try ItemRow.find(ino: ino, db) else { continue }
-            if item.dirty == 0 && activity.hasWriters(ino) { throw MustWait(name: item.itemName.description) }
+            if item.dirtyFlags.isEmpty && activity.hasWriters(ino) { throw MustWait(name: item.itemName.description) }
             // A folder this device had deleted, brought back only for a change the deleting
             // device has now taken away with it: deleted on both sides, nothing to keep.
-            let onlyBroughtBack = item.dirty != 0 && outcome.resurrected[item.itemID] == item.changeGen
-            let keep = try (item.dirty != 0 && !onlyBroughtBack) || ItemRow.hasChildren(ino, db)
+            let onlyBroughtBack = !item.dirtyFlags.isEmpty && outcome.resurrected[item.itemID] == item.changeGen
+            let keep = try (!item.dirtyFlags.isEmpty && !onlyBroughtBack) || ItemRow.hasChildren(ino, db)
             if keep {
                 // Edit wins over delete: the item stays and will be committed as new, if the
                 // delete took it. One moved in here is still where others have it (its base):

@@ -646,12 +646,12 @@ private final class SoakBatch {
         let device = devices[index]
         let info = device.engine.info
         let rows = try device.metadata.read { db in try ItemRow.fetchAll(db) }
-        let live = Dictionary(rows.filter { !$0.deleted && $0.itemKind == .file }.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let live = Dictionary(rows.filter { !$0.deleted && $0.itemKind == .file }.map { ($0.itemID.rawValue, $0) }, uniquingKeysWith: { first, _ in first })
         var result: [(id: String, real: Bool)] = []
         for id in models[index].contentEdits.sorted() where models[index].known.contains(id) {
             guard let row = live[id] else { continue }
             if !row.dirtyFlags.contains(.content) {
-                fail("\(device.name): \(row.itemName) was changed here but its content is not marked for upload (dirty \(row.dirty))")
+                fail("\(device.name): \(row.itemName) was changed here but its content is not marked for upload (dirty \(row.dirtyFlags.rawValue))")
             }
             let bytes = try #require(FileManager.default.contents(atPath: device.cache.path(for: row.inode)), "\(device.name): no cache file for changed \(row.itemName)")
             result.append((id, Self.blocks(Array(bytes), info: info) != row.blockList))
@@ -833,22 +833,22 @@ private final class SoakBatch {
         }
         guard quiescent else { return }
         stats.checked("committed state")
-        let dirty = rows.filter { $0.dirty != 0 }
+        let dirty = rows.filter { !$0.dirtyFlags.isEmpty }
         if !dirty.isEmpty {
-            fail("\(device.name): rows still dirty after sync: \(dirty.map { "\($0.itemName) dirty=\($0.dirty) deleted=\($0.deleted)" })")
+            fail("\(device.name): rows still dirty after sync: \(dirty.map { "\($0.itemName) dirty=\($0.dirtyFlags.rawValue) deleted=\($0.deleted)" })")
         }
         let basesByID = Dictionary(bases.map { ($0.id.rawValue, $0) }, uniquingKeysWith: { first, _ in first })
-        let liveIDs = Set(live.map(\.id))
+        let liveIDs = Set(live.map(\.itemID.rawValue))
         let stale = bases.filter { !liveIDs.contains($0.id.rawValue) }
         if !stale.isEmpty {
             fail("\(device.name): base snapshots of items not in the tree: \(stale.map { "\($0.name) \($0.id.rawValue.prefix(8))" })")
         }
         for row in live {
-            guard let base = basesByID[row.id] else {
+            guard let base = basesByID[row.itemID.rawValue] else {
                 fail("\(device.name): \(row.itemName) has no committed snapshot")
                 continue
             }
-            let parentID = row.parent == Inode.root ? ItemID.root.rawValue : byIno[row.parent ?? 0]?.id
+            let parentID = row.parent == Inode.root ? ItemID.root.rawValue : byIno[row.parent ?? 0]?.itemID.rawValue
             let samePlace: Bool = base.name == row.itemName && base.parent.rawValue == parentID && base.kind == row.itemKind
             let sameMetadata: Bool = base.mode == UInt32(row.mode) && base.target == row.symlinkTarget && (base.xattrs ?? [:]) == xattrs[row.inode]
             let sameContent: Bool = row.itemKind != .file || ((base.blocks ?? []) == row.blockList && base.size == row.size)
@@ -888,11 +888,11 @@ private final class SoakBatch {
                 continue
             }
             // A dirty row's size is not updated by writes (only an offline device has some).
-            if row.dirty == 0 && size != row.size { fail("\(device.name): \(row.itemName) has size \(row.size), its cache file \(size)") }
+            if row.dirtyFlags.isEmpty && size != row.size { fail("\(device.name): \(row.itemName) has size \(row.size), its cache file \(size)") }
         }
         for ino in sizes.keys where local[ino] == nil {
             let row = rows.first { $0.inode == ino }
-            fail("\(device.name): orphan cache file cache/\(ino) (\(row.map { "\($0.itemName) deleted=\($0.deleted) content=\($0.content)" } ?? "no row"))")
+            fail("\(device.name): orphan cache file cache/\(ino) (\(row.map { "\($0.itemName) deleted=\($0.deleted) content=\($0.contentState)" } ?? "no row"))")
         }
     }
 
@@ -961,7 +961,7 @@ private final class SoakBatch {
 
     private func entries(_ device: TestDevice) throws -> [Entry] {
         let rows = try device.metadata.read { db in try ItemRow.fetchAll(db) }
-        let ids = Dictionary(uniqueKeysWithValues: rows.map { ($0.inode, $0.id) })
+        let ids = Dictionary(uniqueKeysWithValues: rows.map { ($0.inode, $0.itemID.rawValue) })
         var result: [Entry] = []
         func walk(_ ino: Inode, _ prefix: String) throws {
             for child in try device.core.list(ino, after: 2, limit: 100_000) {
