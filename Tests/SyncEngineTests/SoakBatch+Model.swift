@@ -1,0 +1,147 @@
+import CloudFileSystem
+import ContainerStore
+import ContentCache
+import DeviceFixture
+import Foundation
+import GRDB
+import Glibc
+import Inodes
+import ItemModel
+import MetadataStore
+import SyncEngine
+import Synchronization
+import Testing
+
+/// What the test expects of the tree, and the trees the devices show.
+extension SoakBatch {
+    // MARK: The model
+
+    /// The content of every file this device wrote since its last sync and still has.
+    /// A write that left a committed file's content as it was committed (a truncate of an
+    /// empty file) is no edit: a concurrent real edit elsewhere may replace it, no copy kept.
+    func writtenContent(_ index: Int) throws -> [(content: String, origin: String)] {
+        let device = devices[index]
+        let info = device.engine.info
+        let rows = try device.metadata.read { db in try ItemRow.fetchAll(db) }
+        let byIno = Dictionary(uniqueKeysWithValues: rows.map { ($0.inode, $0) })
+        return try entries(device).filter { $0.kind == .file && models[index].writtenInodes.contains($0.ino) }.compactMap { entry in
+            let bytes = try #require(FileManager.default.contents(atPath: device.cache.path(for: entry.ino)), "\(device.name):\(entry.path) written but has no cache file")
+            if let row = byIno[entry.ino], row.baseSeq > 0, Self.blocks(Array(bytes), info: info) == row.blockList { return nil }
+            return (String(decoding: bytes, as: UTF8.self), "\(device.name):\(entry.path) (written by round \(round))")
+        }
+    }
+
+    /// The known files whose content this device changed and still has, and whether the
+    /// content differs from the committed one (a truncate to the same size does not).
+    func pendingEdits(_ index: Int) throws -> [(id: String, real: Bool)] {
+        let device = devices[index]
+        let info = device.engine.info
+        let rows = try device.metadata.read { db in try ItemRow.fetchAll(db) }
+        let live = Dictionary(rows.filter { !$0.deleted && $0.itemKind == .file }.map { ($0.itemID.rawValue, $0) }, uniquingKeysWith: { first, _ in first })
+        var result: [(id: String, real: Bool)] = []
+        for id in models[index].contentEdits.sorted() where models[index].known.contains(id) {
+            guard let row = live[id] else { continue }
+            if !row.dirtyFlags.contains(.content) {
+                fail("\(device.name): \(row.itemName) was changed here but its content is not marked for upload (dirty \(row.dirtyFlags.rawValue))")
+            }
+            let bytes = try #require(FileManager.default.contents(atPath: device.cache.path(for: row.inode)), "\(device.name): no cache file for changed \(row.itemName)")
+            result.append((id, Self.blocks(Array(bytes), info: info) != row.blockList))
+        }
+        return result
+    }
+
+    static func blocks(_ bytes: [UInt8], info: ContainerInfo) -> [BlockReference] {
+        var blocks: [BlockReference] = []
+        var start = 0
+        while start < bytes.count {
+            let block = Array(bytes[start..<min(start + info.writtenBlockLength(index: blocks.count), bytes.count)])
+            blocks.append(BlockReference(hash: ContentHasher.sha256Hex(block), length: Int64(block.count)))
+            start += block.count
+        }
+        return blocks
+    }
+
+    /// The conflict copies this sync must make. A device's changed content becomes a copy
+    /// when, at its pull, the journal holds a content change of that file it has not
+    /// seen: one committed while it was offline (`unseen`), or one pushed earlier in this
+    /// sync. Devices sync one after another, so in the first pass each one pulls every
+    /// earlier push and pushes its own; later passes change nothing of this. A change that
+    /// leaves the committed blocks as they were (a truncate to the same size) can lose but
+    /// never makes others lose, since their pull sees no content change. This counts the
+    /// copies exactly for this test's operations: content edits only happen through the
+    /// operations above, each device syncs alone, and the offline store fails every call
+    /// before it reaches the store (no half-done commit).
+    func expectedCopies(pending: [Int: [(id: String, real: Bool)]], order: [Int]) -> Int {
+        var changed: Set<String> = []
+        var copies = 0
+        for index in order {
+            for (id, real) in pending[index] ?? [] {
+                if models[index].unseen.contains(id) || changed.contains(id) {
+                    copies += 1
+                } else if real {
+                    changed.insert(id)
+                }
+            }
+        }
+        for index in devices.indices where models[index].offline {
+            models[index].unseen.formUnion(changed)
+        }
+        return copies
+    }
+
+    // MARK: Trees
+
+    func entries(_ device: TestDevice) throws -> [Entry] {
+        let rows = try device.metadata.read { db in try ItemRow.fetchAll(db) }
+        let ids = Dictionary(uniqueKeysWithValues: rows.map { ($0.inode, $0.itemID.rawValue) })
+        var result: [Entry] = []
+        func walk(_ ino: Inode, _ prefix: String) throws {
+            for child in try device.core.list(ino, after: 2, limit: 100_000) {
+                let path = prefix + String(decoding: child.name, as: UTF8.self)
+                result.append(Entry(path: path, ino: child.attributes.ino, kind: child.attributes.kind, mode: child.attributes.permissions, id: ids[child.attributes.ino] ?? "?"))
+                if child.attributes.kind == .directory { try walk(child.attributes.ino, path + "/") }
+            }
+        }
+        try walk(Inode.root, "")
+        return result.sorted { $0.path < $1.path }
+    }
+
+    func snapshot(_ device: TestDevice) throws -> [String: Node] {
+        let rows = try device.metadata.read { db in try ItemRow.fetchAll(db) }
+        let byIno = Dictionary(uniqueKeysWithValues: rows.map { ($0.inode, $0) })
+        var result: [String: Node] = [:]
+        for entry in try entries(device) {
+            let row = try #require(byIno[entry.ino])
+            var xattrs: [String: [UInt8]] = [:]
+            for name in try device.core.listXattrs(entry.ino).split(separator: 0) {
+                xattrs[String(decoding: name, as: UTF8.self)] = try device.core.getXattr(entry.ino, name: Array(name))
+            }
+            let target = entry.kind == .symlink ? String(decoding: try device.core.readlink(entry.ino), as: UTF8.self) : nil
+            result[entry.path] = Node(
+                kind: entry.kind, id: entry.id, mode: entry.mode, xattrs: xattrs, target: target,
+                size: entry.kind == .file ? row.size : 0, blocks: entry.kind == .file ? row.blockList : []
+            )
+        }
+        return result
+    }
+
+    func allIDs(_ device: TestDevice) throws -> Set<String> {
+        Set(try device.metadata.read { db in try String.fetchAll(db, sql: "SELECT id FROM item") })
+    }
+
+    func liveIDs(_ device: TestDevice) throws -> Set<String> {
+        Set(try device.metadata.read { db in try String.fetchAll(db, sql: "SELECT id FROM item WHERE deleted = 0 AND ino != ?", arguments: [Inode.root]) })
+    }
+
+    func localFileInodes(_ device: TestDevice) throws -> Set<Inode> {
+        Set(try device.metadata.read { db in
+            try Inode.fetchAll(db, sql: "SELECT ino FROM item WHERE deleted = 0 AND kind = 'file' AND content = ?", arguments: [ContentState.local.rawValue])
+        })
+    }
+
+    func forgetAll(_ device: TestDevice) throws {
+        for ino in try device.metadata.read({ db in try Inode.fetchAll(db, sql: "SELECT ino FROM item") }) {
+            device.core.forget(ino, count: .max)
+        }
+    }
+}

@@ -1,0 +1,232 @@
+import CloudFileSystem
+import ContainerStore
+import ContentCache
+import DeviceFixture
+import Foundation
+import GRDB
+import Glibc
+import Inodes
+import ItemModel
+import MetadataStore
+import SyncEngine
+import Synchronization
+import Testing
+
+// MARK: - One batch
+
+/// What the test knows about one device, from the operations it made.
+struct DeviceModel {
+    var offline = false
+    /// Item ids this device had after its last sync: committed, known to every device.
+    var known: Set<String> = []
+    /// Inodes whose content this device wrote since its last sync (lost-write check).
+    var writtenInodes: Set<Inode> = []
+    /// Ids of known files whose content this device changed since its last sync.
+    var contentEdits: Set<String> = []
+    /// Ids of files whose content other devices committed since this device's last sync.
+    var unseen: Set<String> = []
+}
+
+/// One item of a device's tree.
+struct Entry {
+    var path: String
+    var ino: Inode
+    var kind: ItemKind
+    var mode: UInt32
+    var id: String
+}
+
+/// What must be equal on every device, per path.
+struct Node: Equatable, CustomStringConvertible {
+    var kind: ItemKind
+    var id: String
+    var mode: UInt32
+    var xattrs: [String: [UInt8]]
+    var target: String?
+    var size: Int64
+    var blocks: [BlockReference]
+
+    var description: String {
+        let attributes = xattrs.keys.sorted().map { "\($0)=\(String(decoding: xattrs[$0]!, as: UTF8.self))" }.joined(separator: ",")
+        return "\(kind.rawValue) id=\(id.prefix(8)) mode=\(String(mode, radix: 8)) xattrs=[\(attributes)]"
+            + (target.map { " -> \($0)" } ?? "") + " size=\(size) blocks=\(blocks.map { $0.hash.prefix(8) })"
+    }
+}
+
+final class SoakBatch {
+    /// Few names, so devices often pick the same one.
+    static let fileNames = ["a.txt", "b.txt", "c.md", "notes"]
+    static let folderNames = ["d0", "d1", "d2"]
+    static let modes: [UInt32] = [0o600, 0o640, 0o644, 0o700, 0o755]
+    static let xattrNames = ["user.tag", "user.color", "user.k"]
+    /// Refusals a random operation may meet (a folder not empty, a move into itself...).
+    static let expectedRefusals: Set<FileSystemErrorCode> = [.notEmpty, .invalid, .exists, .isDirectory, .notDirectory, .noAttribute]
+    static let conflictMarker = " (conflict from "
+
+    let seed: UInt64
+    let rounds: Int
+    var rng: SplitMix64
+    let store = InMemoryStore()
+    var stores: [SoakStore] = []
+    var devices: [TestDevice] = []
+    var models: [DeviceModel] = []
+    var history: [String] = []
+    var failures: [String] = []
+    var round = 0
+    var keptStateDirs: [String] = []
+    /// Since the last round in which every device was online: what each device touched
+    /// (items it changed, and the folders above them and above where it put things), and
+    /// the committed items each device deleted.
+    var windowTouched: [Set<String>] = []
+    /// `inside`: what was inside a deleted folder on the deleting device (a remote change to
+    /// any of it brings the folder back there too, docs/CONTAINER-FORMAT.md); `above`: the
+    /// folders it was in, so a folder also counts what the device deleted from it earlier.
+    var windowDeleted: [(device: Int, id: String, inside: [String], above: [String], what: String)] = []
+
+    /// Records of 2, 3 or 2,000 operations, by the seed: with short ones a round's changes
+    /// span several records, and every device applies (and must settle) each in between.
+    static func configuration(seed: UInt64) -> SyncConfiguration {
+        var configuration = SyncConfiguration()
+        // No cycle of its own after a failure: the test decides when each device syncs.
+        configuration.maxBackoff = .seconds(3600)
+        configuration.maxOperationsPerRecord = [2, 3, 2000][Int(seed % 3)]
+        return configuration
+    }
+
+    init(seed: UInt64, rounds: Int) async throws {
+        self.seed = seed
+        self.rounds = max(1, rounds)
+        rng = SplitMix64(seed: seed)
+        for name in ["a", "b", "c"] {
+            let soakStore = SoakStore(store)
+            stores.append(soakStore)
+            devices.append(try await TestDevice(store: soakStore, name: name, checkpointInterval: 16, configuration: Self.configuration(seed: seed)))
+            models.append(DeviceModel())
+            windowTouched.append([])
+        }
+    }
+
+    var online: [Int] { devices.indices.filter { !models[$0].offline } }
+
+    /// Plays every round; returns failures (each with its replay line and the history).
+    func play(_ stats: inout SoakStats) async -> [String] {
+        stats.batches += 1
+        history = ["seed \(seed), records of \(Self.configuration(seed: seed).maxOperationsPerRecord) operations"]
+        var round = 1
+        while round <= rounds || models.contains(where: \.offline) {
+            self.round = round
+            failures = []
+            do {
+                try await playRound(withChanges: round <= rounds, &stats)
+            } catch {
+                failures.append("round \(round) threw \(error)")
+            }
+            stats.rounds += 1
+            if !failures.isEmpty { break }
+            round += 1
+        }
+        if failures.isEmpty {
+            do {
+                try await lateJoiner(&stats)
+            } catch {
+                failures.append("the late device threw \(error)")
+            }
+        }
+        for device in devices { await device.shutdown() }
+        if failures.isEmpty {
+            // A soak runs thousands of batches: keep only the state of failing ones.
+            for device in devices { try? FileManager.default.removeItem(atPath: device.stateDir) }
+        } else {
+            keptStateDirs = devices.map(\.stateDir)
+        }
+        return report()
+    }
+
+    func report() -> [String] {
+        guard !failures.isEmpty else { return [] }
+        let replay = "replay with UBIQFS_RANDOM_SEED=\(seed) UBIQFS_RANDOM_ROUNDS=\(min(round, rounds))"
+            + (round > rounds ? " (the failure is in the reconnect round after the last)" : "")
+        let tail = history.suffix(400).joined(separator: "\n")
+        let kept = keptStateDirs.isEmpty ? "" : "\nstate dirs kept: " + keptStateDirs.joined(separator: " ")
+        return failures.map { "seed \(seed) round \(round): \($0)\n\(replay)\(kept)\n\(tail)" }
+    }
+
+    func fail(_ message: String) { failures.append(message) }
+
+    // MARK: A round
+
+    func playRound(withChanges: Bool, _ stats: inout SoakStats) async throws {
+        history.append("round \(round)")
+        // Who is offline this round: at most one device, for one round or more.
+        if withChanges {
+            if let away = models.indices.first(where: { models[$0].offline }) {
+                if rng.chance(50) { models[away].offline = false }
+            } else if rng.chance(25) {
+                models[rng.below(devices.count)].offline = true
+            }
+        } else {
+            for index in models.indices { models[index].offline = false }
+        }
+        for index in devices.indices { stores[index].offline = models[index].offline }
+        let away = devices.indices.filter { models[$0].offline }.map { devices[$0].name }
+        if !away.isEmpty {
+            history.append("  offline: \(away.joined(separator: " "))")
+            stats.offlineRounds += 1
+        }
+
+        if withChanges {
+            for index in devices.indices {
+                for op in 1...(1 + rng.below(12)) {
+                    let token = "dev-\(devices[index].name) round \(round) op \(op) \(String(rng.next(), radix: 16))"
+                    history.append("  \(devices[index].name): " + (try await operation(index, token: token, &stats)))
+                }
+            }
+        }
+
+        // What the online devices bring to this sync.
+        var written: [(content: String, origin: String)] = []
+        var pending: [Int: [(id: String, real: Bool)]] = [:]
+        for index in online {
+            written += try writtenContent(index)
+            pending[index] = try pendingEdits(index)
+        }
+        let idsBefore = try devices.reduce(into: Set<String>()) { ids, device in ids.formUnion(try allIDs(device)) }
+
+        var firstOrder: [Int] = []
+        for pass in 1...3 {
+            let order = rng.shuffled(online)
+            if pass == 1 { firstOrder = order }
+            history.append("  sync pass \(pass): " + order.map { devices[$0].name }.joined(separator: " "))
+            for index in order { try await devices[index].sync() }
+        }
+        for index in devices.indices where models[index].offline {
+            do {
+                try await devices[index].sync()
+                fail("\(devices[index].name) is offline but its sync succeeded")
+            } catch {}
+        }
+        // The kernel forgets every inode (as it does with its caches under memory pressure).
+        for device in devices { try forgetAll(device) }
+
+        let expected = expectedCopies(pending: pending, order: firstOrder)
+        let journal = try await store.listAll(prefix: ContainerLayout.journalPrefix).count
+        let reference = online[rng.below(online.count)]
+        try await checkConvergence(reference: reference, written: written, idsBefore: idsBefore, expectedCopies: expected, &stats)
+        if away.isEmpty {
+            try await checkDeletes(reference: reference, &stats)
+        }
+        try await checkQuiet(journal: journal, &stats)
+        for index in devices.indices {
+            try checkMetadata(devices[index], quiescent: !models[index].offline, &stats)
+            try checkCache(devices[index], &stats)
+        }
+
+        for index in online {
+            models[index].known = try liveIDs(devices[index])
+            models[index].writtenInodes = []
+            models[index].contentEdits = []
+            models[index].unseen = []
+        }
+    }
+
+}
