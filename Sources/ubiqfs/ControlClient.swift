@@ -45,8 +45,11 @@ enum ControlClient {
         if !replied { _ = try decode(pending, path: path) }
     }
 
+    /// `mountpoint` may also be any file or folder inside a mount, or a profile's name.
     private static func connect(_ request: ControlRequest, mountpoint: String) throws -> (path: String, fd: Int32) {
-        let path = Paths.absolute(try MountProfile.mountpoint(for: mountpoint))
+        let given = Paths.absolute(try MountProfile.mountpoint(for: mountpoint))
+        // Not inside a live mount: the mountpoint's own error says why (gone, dead, not ubiqfs).
+        let path = (try? locate(given).mountpoint) ?? given
         let socketPath = try socketPath(for: path)
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw CommandFailure("cannot create a socket: \(String(cString: strerror(errno)))") }

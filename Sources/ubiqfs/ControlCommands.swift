@@ -4,7 +4,7 @@ import Glibc
 
 /// The mountpoint argument shared by the commands that talk to a running daemon.
 struct MountpointArgument: ParsableArguments {
-    @Argument(help: "A ubiqfs mountpoint, or the name of a mount in ~/.config/ubiqfs/mounts.conf.")
+    @Argument(help: "A ubiqfs mountpoint (or any file or folder inside one), or the name of a mount in ~/.config/ubiqfs/mounts.conf.")
     var mountpoint: String
 
     init() {}

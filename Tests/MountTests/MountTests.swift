@@ -503,6 +503,15 @@ import Testing
             \(bin) sync \(a) --wait
             \(bin) status \(a) | grep -q 'pending uploads: 0'
             \(bin) locks \(a) | grep -q "no leases held"
+            # Any path inside the mount names it, as the mountpoint does.
+            mkdir -p \(a)/deep/er
+            \(bin) pause \(a)/deep/er
+            \(bin) status \(a) | grep -q paused
+            echo more > \(a)/deep/er/more.txt
+            \(bin) resume \(a)/deep/er/more.txt
+            \(bin) sync \(a)/deep --wait
+            \(bin) status \(a) | grep -q 'pending uploads: 0'
+            \(bin) locks \(a)/deep/er | grep -q "no leases held"
             """)
     }
 }
