@@ -18,6 +18,7 @@ struct ContentUploader: Sendable {
     let transfers: TransferTable
     let parallelTransfers: Int
     let timeout: Duration
+    let reachability: StoreReachability
 
     /// The manifest of the file's content now; nil if a write came in meanwhile (the next
     /// push reads it again). The cache file is fsynced first: what a commit marks clean
@@ -107,6 +108,7 @@ struct ContentUploader: Sendable {
         } catch {
             throw SyncError.wrap(error, "cannot upload \(name)")
         }
+        reachability.noteAnswer()
         return BlockReference(hash: hash, length: Int64(bytes.count))
     }
 }

@@ -45,7 +45,7 @@ public actor Downloader {
         transfers: TransferTable, invalidations: any InvalidationSink, feed: ChangeFeed, reachability: StoreReachability,
         configuration: SyncConfiguration, logger: Logger
     ) {
-        calls = SyncCalls(store: store, metadata: metadata, timeout: configuration.storeTimeout)
+        calls = SyncCalls(store: store, metadata: metadata, timeout: configuration.storeTimeout, reachability: reachability)
         fetcher = BlockFetcher(store: store, timeout: configuration.storeTimeout)
         self.cache = cache
         self.coordinator = coordinator

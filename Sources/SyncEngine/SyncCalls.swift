@@ -8,6 +8,7 @@ struct SyncCalls: Sendable {
     let store: any ContainerStore
     let metadata: MetadataStore
     let timeout: Duration
+    let reachability: StoreReachability
 
     /// A store call, bounded by `timeout`.
     func store<T: Sendable>(
@@ -15,8 +16,11 @@ struct SyncCalls: Sendable {
     ) async throws(SyncError) -> T {
         let store = self.store
         do {
-            return try await StoreDeadline.run(timeout) { () throws(StoreError) in try await body(store) }
+            let result = try await StoreDeadline.run(timeout) { () throws(StoreError) in try await body(store) }
+            reachability.noteAnswer()
+            return result
         } catch {
+            if error.code != .unreachable { reachability.noteAnswer() }
             throw SyncError.wrap(error, message)
         }
     }

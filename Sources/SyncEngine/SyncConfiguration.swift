@@ -20,6 +20,9 @@ public struct SyncConfiguration: Sendable {
     public var maxOperationsPerRecord = 2000
     /// How long an unmount waits for the last push before leaving it for the next mount.
     public var shutdownPushTimeout: Duration = .seconds(30)
+    /// How long that last push waits for a store that does not answer (unreachable or
+    /// hanging) before it leaves what is pending for the next mount.
+    public var shutdownStallLimit: Duration = .seconds(6)
     /// How long earlier versions of a file stay listed and restorable (the newest always does).
     public var versionRetention: Duration = .seconds(30 * 24 * 3600)
 

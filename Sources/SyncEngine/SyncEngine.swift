@@ -102,11 +102,11 @@ public actor SyncEngine {
         self.invalidations = invalidations
         self.configuration = configuration
         self.logger = logger
-        calls = SyncCalls(store: store, metadata: metadata, timeout: configuration.storeTimeout)
+        calls = SyncCalls(store: store, metadata: metadata, timeout: configuration.storeTimeout, reachability: reachability)
         uploader = ContentUploader(
             store: store, info: info, cache: cache, coordinator: coordinator, activity: activity,
             transfers: transfers, parallelTransfers: max(1, configuration.parallelTransfers),
-            timeout: configuration.storeTimeout
+            timeout: configuration.storeTimeout, reachability: reachability
         )
         do {
             lastSeq = UInt64(try metadata.setting(SettingKey.lastSeq) ?? "0") ?? 0
@@ -128,27 +128,40 @@ public actor SyncEngine {
         loop = Task { await self.run() }
     }
 
-    /// Stops the loop after one last push (bounded by `shutdownPushTimeout`); whatever is
-    /// still pending stays recorded in the database for the next mount.
-    public func shutdown() async {
+    /// Stops the loop after one last push, bounded by `shutdownPushTimeout`, and cut short
+    /// once the store has not answered for `shutdownStallLimit` (unreachable or hanging):
+    /// whatever is still pending stays recorded in the database for the next mount. Returns
+    /// how many items that is.
+    @discardableResult
+    public func shutdown() async -> Int {
         watch?.stop()
         watch = nil
         loop?.cancel()
         _ = await loop?.value
         loop = nil
         if !paused {
-            let timeout = configuration.shutdownPushTimeout
+            let (timeout, stall) = (configuration.shutdownPushTimeout, configuration.shutdownStallLimit)
+            let (start, reachability) = (DispatchTime.now(), self.reachability)
             let finished = await withTaskGroup(of: Bool.self) { group in
                 group.addTask { _ = await self.cycle(); return true }
-                group.addTask { try? await Task.sleep(for: timeout); return false }
+                group.addTask {
+                    let deadline = ContinuousClock.now + timeout
+                    while !Task.isCancelled && ContinuousClock.now < deadline && reachability.silence(since: start) < stall {
+                        try? await Task.sleep(for: .milliseconds(100))
+                    }
+                    return false
+                }
                 let first = await group.next() ?? false
                 group.cancelAll()
                 return first
             }
-            if !finished { logger.notice("the last push took longer than \(timeout); what is pending is pushed after the next mount") }
+            if !finished {
+                logger.notice("the last push did not finish (at most \(timeout), or \(stall) without an answer from the store); what is pending is pushed after the next mount")
+            }
         }
         for waiter in syncWaiters { waiter.resume(returning: .failure(SyncError(code: .cancelled, message: "unmounting"))) }
         syncWaiters = []
+        return (try? await metadata.read { db in try ItemRow.pendingCount(db) }) ?? 0
     }
 
     /// A local change happened: push it after the debounce. Safe from any thread.

@@ -31,6 +31,7 @@ extension CodedError where Code == SyncErrorCode {
             case .unreachable: .unreachable
             case .notFound: .notFound
             case .corrupt: .corrupt
+            case .cancelled: .cancelled
             default: .store
             }
             return SyncError(code: code, message: message, cause: error)

@@ -167,11 +167,19 @@ struct UnmountCommand: ParsableCommand {
     func run() throws {
         let response = try ControlClient.send(ControlRequest(command: "unmount"), mountpoint: target.mountpoint)
         guard let pid = response.pid else { return }
-        // The daemon exits after its last push (bounded); wait for it.
+        let result = response.stateDir.map { $0 + "/" + Daemon.unmountResult }
+        if let result { unlink(result) }
+        // The daemon exits after its last push (bounded; cut short when the store does not
+        // answer), releasing its state dir: a mount right after this one may use it.
         let deadline = Date().addingTimeInterval(120)
         while kill(pid, 0) == 0 || errno != ESRCH {
             if Date() > deadline { throw CommandFailure("the daemon (pid \(pid)) did not stop within 120 s") }
             usleep(50_000)
+        }
+        guard let result, let text = try? String(contentsOfFile: result, encoding: .utf8) else { return }
+        unlink(result)
+        if let pending = Int(text), pending > 0 {
+            print("\(response.mountpoint ?? target.mountpoint): \(pending) changes could not be pushed before the unmount; they are kept and pushed after the next mount")
         }
     }
 }

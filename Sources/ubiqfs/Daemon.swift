@@ -12,6 +12,8 @@ import SyncEngine
 /// sync after pushing what is pending. Runs on the main thread (libfuse's loop blocks it).
 final class Daemon {
     let options: MountOptions
+    /// In the state dir after a stop: how many items the last push left for the next mount.
+    static let unmountResult = "unmount-result"
 
     init(options: MountOptions) {
         self.options = options
@@ -52,7 +54,10 @@ final class Daemon {
             mount.session.unmount()
             mount.notifier.stop()
             mount.handles.closeAll()
-            try? Blocking.wait { await mount.sync.shutdown() }
+            let pending = (try? Blocking.wait { await mount.sync.shutdown() }) ?? 0
+            // For `ubiqfs unmount`, which waits for this process and tells the terminal.
+            try? String(pending).write(toFile: options.resolvedStateDir + "/" + Self.unmountResult, atomically: true, encoding: .utf8)
+            if pending > 0 { logger.notice("\(pending) items still to push; they are pushed after the next mount") }
             logger.info("stopped")
             return 0
         } catch {

@@ -92,6 +92,27 @@ import Testing
             """)
     }
 
+    /// An unmount while the store hangs returns within seconds, says on the terminal what
+    /// stays pending, and releases the state dir: the next mount starts at once and pushes it.
+    @Test func anUnmountWithAHungStoreReturnsAndKeepsWhatIsPending() async throws {
+        let fixture = try MountFixture()
+        let bin = MountFixture.binary
+        let m = try await fixture.mount("m")
+        try await fixture.sh("""
+            echo kept > \(m)/kept.txt
+            \(bin) faults \(m) hang
+            start=$(date +%s)
+            \(bin) unmount \(m) > out
+            elapsed=$(( $(date +%s) - start ))
+            test "$elapsed" -le 10 || { echo "unmount took $elapsed s" >&2; exit 1; }
+            grep -q "pushed after the next mount" out || { cat out >&2; exit 1; }
+            """)
+        let again = try await fixture.mount("m")
+        try await fixture.sh("\(bin) sync \(again) --wait")
+        let other = try await fixture.mount("other")
+        try await fixture.sh("test \"$(cat \(other)/kept.txt)\" = kept")
+    }
+
     /// A hung store at mount: a device that joined before starts offline and works; a new
     /// device is refused with a reason. Neither waits longer than the store timeout.
     @Test func aHungStoreAtMountNeitherBlocksNorLosesWork() async throws {
