@@ -14,10 +14,7 @@ import MetadataStore
 ///   local value (pushed next), every other field follows the record;
 /// - edit vs delete: the edit wins, the item (and the folders above it) come back;
 /// - two items with one name: the one not yet committed (or not named by the record) is renamed `name (2)`;
-/// - a move that would make a cycle puts the moved folder at the root instead;
-/// - a change that would replace or delete a file a program here has open for writing (and
-///   has not written) is held for that item alone (`HeldChanges`), and applied by these
-///   rules once the writer closes (`applyHeld`); the rest of the record is applied now.
+/// - a move that would make a cycle puts the moved folder at the root instead.
 struct RecordApplier {
     let db: Database
     let device: DeviceIdentity
@@ -43,6 +40,12 @@ struct RecordApplier {
         var path: String?
         var from: String?
         var detail: String?
+    }
+
+    /// Thrown (rolling the whole record back) when a record would replace or delete a file
+    /// that a local program has open for writing: the record waits until it is closed.
+    struct MustWait: Error {
+        var name: String
     }
 
     init(
@@ -90,83 +93,21 @@ struct RecordApplier {
                     outcome.refused.append("journal \(seq): \(error.message)")
                     continue
                 }
-                if try !own && hold(.upsert(item), seq: seq) { continue }
                 try upsert(item, seq: seq, own: own)
             case .delete(let id):
                 guard id.isWellFormed, id != .root else {
                     outcome.refused.append("journal \(seq): delete of malformed id refused")
                     continue
                 }
-                if try !own && hold(operation, seq: seq) { continue }
                 try delete(id)
             }
         }
         try settleDisplaced()
         try MetadataStore.setSetting(SettingKey.lastSeq, String(seq), db)
-        try resolveEvents()
-    }
-
-    /// Events get their paths once everything is applied.
-    private mutating func resolveEvents() throws {
         for event in pending {
             let path = try event.path ?? ItemRow.path(of: event.ino, db)
             outcome.events.append(ChangeEvent(event.kind, path: path, from: event.from, origin: .remote, detail: event.detail))
         }
-        pending = []
-    }
-
-    // MARK: Held changes
-
-    /// Holds a change to an item that a program here has open for writing and has not
-    /// written (`blockingWriter`), or that has a change held already (the newer one replaces
-    /// it): the rest of the record goes on. True if held.
-    private mutating func hold(_ operation: JournalOperation, seq: UInt64) throws -> Bool {
-        let earlier = try HeldChanges.find(operation.itemID, db)
-        guard let writer = try Self.blockingWriter(operation, db, activity) ?? earlier?.waitingFor else { return false }
-        try HeldChanges.hold(HeldChange(seq: seq, operation: operation, device: committer.device, time: committer.time, waitingFor: writer), db)
-        outcome.heldChanged = true
-        if let row = try ItemRow.find(id: operation.itemID, db) {
-            note(.held, row.inode, detail: "the change of journal \(seq) waits until \(writer) is closed here")
-        }
-        return true
-    }
-
-    /// The file open for writing here (and not written) that a remote operation must not
-    /// touch yet: the file itself for a content change, or one inside what a delete takes.
-    /// Nil if the operation can be applied now. A file written here is no reason to wait:
-    /// its change meets the remote one as a conflict, both kept.
-    static func blockingWriter(_ operation: JournalOperation, _ db: Database, _ activity: any LocalActivity) throws -> String? {
-        switch operation {
-        case .upsert(let item):
-            guard item.kind == .file, let row = try ItemRow.find(id: item.id, db), !row.deleted, row.itemKind == .file,
-                  !row.dirtyFlags.contains(.content), activity.hasWriters(row.inode) else { return nil }
-            let committed = try BaseSnapshots.find(item.id, db)?.blocks ?? row.blockList
-            return (item.blocks ?? []) != committed ? row.itemName.description : nil
-        case .delete(let id):
-            guard let row = try ItemRow.find(id: id, db), !row.deleted else { return nil }
-            for ino in try ItemRow.subtreeStoppingAtChanges(of: row.inode, db) {
-                guard let item = try ItemRow.find(ino: ino, db) else { continue }
-                if item.dirtyFlags.isEmpty && activity.hasWriters(ino) { return item.itemName.description }
-            }
-            return nil
-        }
-    }
-
-    /// Applies a held change once nothing holds it any more (its writer closed, or the
-    /// daemon restarted), by the usual rules: a write made meanwhile makes a conflict copy,
-    /// the committed version keeping the name.
-    mutating func applyHeld(_ change: HeldChange) throws {
-        committer = (change.device, change.time)
-        comingLater = [:]
-        displaced = [:]
-        try HeldChanges.remove(change.itemID, db)
-        outcome.heldChanged = true
-        switch change.operation {
-        case .upsert(let item): try upsert(item, seq: change.seq, own: false)
-        case .delete(let id): try delete(id)
-        }
-        try settleDisplaced()
-        try resolveEvents()
     }
 
     // MARK: Upsert
@@ -194,6 +135,9 @@ struct RecordApplier {
         let localFlags = row.dirtyFlags
         let contentChanged = item.kind == .file && (item.blocks ?? []) != (base?.blocks ?? row.blockList)
         if own { return try settleOwn(&row, item, parent: parent, seq: seq) }
+        if contentChanged && !localFlags.contains(.content) && activity.hasWriters(row.inode) {
+            throw MustWait(name: row.itemName.description)
+        }
         if localFlags.contains(.content) && contentChanged {
             return try splitConflict(&row, remote: item, parent: parent, seq: seq)
         }
@@ -404,6 +348,7 @@ struct RecordApplier {
         var survivors: Set<Inode> = []
         for ino in subtree.reversed() {
             guard var item = try ItemRow.find(ino: ino, db) else { continue }
+            if item.dirtyFlags.isEmpty && activity.hasWriters(ino) { throw MustWait(name: item.itemName.description) }
             // A folder this device had deleted, brought back only for a change the deleting
             // device has now taken away with it: deleted on both sides, nothing to keep.
             let onlyBroughtBack = !item.dirtyFlags.isEmpty && outcome.resurrected[item.itemID] == item.changeGen

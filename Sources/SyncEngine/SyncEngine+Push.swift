@@ -17,7 +17,7 @@ extension SyncEngine {
         let (chosen, settled) = try await choosePush()
         guard !chosen.isEmpty || !settled.isEmpty else { return .idle }
         var uploads: [Inode: ContentUpload] = [:]
-        for row in chosen where row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && !isBeingWritten(row) {
+        for row in chosen where row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && !isHeldBack(row) {
             if let upload = try await uploader.upload(row) { uploads[row.inode] = upload }
         }
         let uploaded = uploads
@@ -61,8 +61,7 @@ extension SyncEngine {
         // Our own record: the rest of the order still holds.
         if pushOrder?.seq == seq - 1 { pushOrder?.seq = seq }
         logger.info("committed journal \(seq) with \(plan.entries.count) changes")
-        // A device holding a change has not applied the whole journal: its tree is no checkpoint.
-        if seq % configuration.checkpointInterval == 0 && held.isEmpty {
+        if seq % configuration.checkpointInterval == 0 {
             await writeCheckpoint(seq)
         }
         return .committed
@@ -75,17 +74,14 @@ extension SyncEngine {
         let (chosen, settled) = try await nextInOrder()
         guard !chosen.isEmpty else { return ([], settled) }
         let record = try await calls.read("cannot plan the push") { db in try PushPlan.withDependencies(chosen, db) }
-        // An item with a change held for a writer here is pushed once that change is applied:
-        // its row is not based on the committed tree until then.
-        return (record.ordered.filter { held[$0.itemID] == nil }, settled + record.settled)
+        return (record.ordered, settled + record.settled)
     }
 
     /// At most `maxOperationsPerRecord` rows, and the rows that need no operation: the next
     /// part of this cycle's order if it still holds, else a new order of every dirty row.
-    /// Rows `isHeldBack` are left out (a half-written file is never published).
+    /// Files `isHeldBack` are left out (a half-written file is never published).
     func nextInOrder() async throws(SyncError) -> (chosen: [ItemRow], settled: [Inode]) {
         let limit = configuration.maxOperationsPerRecord
-        let held = Set(self.held.keys)
         let localChanges = signals.withLock { $0.pushes.changes }
         if let order = pushOrder, order.localChanges == localChanges, order.seq == lastSeq, !order.inodes.isEmpty {
             let (chosen, rest) = try await calls.read("cannot read pending changes") { db in
@@ -93,7 +89,7 @@ extension SyncEngine {
                 var rest = order.inodes
                 while chosen.count < limit, let ino = rest.popFirst() {
                     // Gone or clean since: a commit of ours took it (or settled it).
-                    guard let row = try ItemRow.find(ino: ino, db), !row.dirtyFlags.isEmpty, !self.isHeldBack(row, held: held) else { continue }
+                    guard let row = try ItemRow.find(ino: ino, db), !row.dirtyFlags.isEmpty, !self.isHeldBack(row) else { continue }
                     chosen.append(row)
                 }
                 return (chosen, rest)
@@ -104,7 +100,7 @@ extension SyncEngine {
         pushOrder = nil
         fullPushPlans += 1
         let rows = try await calls.read("cannot read pending changes") { db in try ItemRow.dirtyRows(db) }
-        let candidates = rows.filter { !isHeldBack($0, held: held) }
+        let candidates = rows.filter { !isHeldBack($0) }
         guard !candidates.isEmpty else { return ([], []) }
         let (ordered, settled) = try await calls.read("cannot plan the push") { db in
             try PushPlan.order(rows: candidates, db)
@@ -115,13 +111,8 @@ extension SyncEngine {
         return (Array(ordered.prefix(limit)), settled)
     }
 
-    /// Not pushed yet: a file open for writing and written since its last fsync, or an item
-    /// with another device's change held (in `held`) for a writer here.
-    nonisolated func isHeldBack(_ row: ItemRow, held: Set<ItemID>) -> Bool {
-        held.contains(row.itemID) || isBeingWritten(row)
-    }
-
-    nonisolated func isBeingWritten(_ row: ItemRow) -> Bool {
+    /// A file open for writing and written since its last fsync: not pushed yet.
+    nonisolated func isHeldBack(_ row: ItemRow) -> Bool {
         row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && activity.isBeingWritten(row.inode)
     }
 

@@ -8,9 +8,6 @@ public struct SyncStatus: Sendable, Codable {
     public var downloading: Int
     public var lastSync: Double?
     public var lastError: String?
-    /// Other devices' changes waiting for a file open for writing here, one line each (nil
-    /// from a daemon of an earlier version, still running after an upgrade).
-    public var held: [String]?
     public var conflicts: [String]
     public var errors: [String]
 }

@@ -51,7 +51,6 @@ struct StatusCommand: ParsableCommand {
         }
         if let faults = response.storeFaults, !faults.isEmpty { print("  store faults:    \(faults) (ubiqfs faults \(target.mountpoint) off)") }
         if let error = status.lastError { print("  last error:      \(error)") }
-        for held in status.held ?? [] { print("  held:            \(held)") }
         for conflict in status.conflicts.suffix(10) { print("  conflict:        \(conflict)") }
         for error in status.errors.suffix(5) where error != status.lastError { print("  error:           \(error)") }
     }
