@@ -91,7 +91,7 @@ public final class ContentCache: Sendable {
     }
 
     public func discard(_ temporary: TemporaryCacheFile) {
-        close(temporary.fd)
+        temporary.close()
         unlink(temporary.path)
     }
 
@@ -106,11 +106,13 @@ public final class ContentCache: Sendable {
         } catch {
             throw CacheError("cannot install downloaded content of inode \(ino)", error)
         }
-        close(temporary.fd)
+        temporary.close()
     }
 
     /// `install`, then the cache folder fsynced so the rename survives a power loss; off
-    /// the cooperative pool (fsync and rename block). For downloads and restores alike.
+    /// the cooperative pool (fsync and rename block). For downloads and restores alike. A
+    /// failed folder fsync is reported (the content is in place, its durability in doubt;
+    /// a `discard` after it is harmless).
     public func installDurably(_ temporary: TemporaryCacheFile, as ino: Inode, mtime: Int64) async throws(CacheError) {
         try await OffloadedWork.run { () throws(CacheError) in
             try self.install(temporary, as: ino, mtime: mtime)

@@ -8,18 +8,12 @@ import ItemModel
 /// and writing run on `OffloadedWork`'s threads, never on the cooperative pool (which must
 /// stay free to answer the kernel).
 struct BlockFetcher: Sendable {
-    let store: any ContainerStore
-    let timeout: Duration
+    let calls: SyncCalls
 
     /// `what` names the content in errors ("notes.txt (id)", "a version of notes.txt").
     func fetch(_ block: BlockReference, into fd: Int32, at offset: Int64, of what: String) async throws(SyncError) {
-        let bytes: [UInt8]
-        do {
-            bytes = try await StoreDeadline.run(timeout) { [store] () throws(StoreError) in
-                try await store.get(ContainerLayout.blockKey(block.hash))
-            }
-        } catch {
-            throw SyncError.wrap(error, "cannot download \(what)")
+        let bytes = try await calls.store("cannot download \(what)") { store throws(StoreError) in
+            try await store.get(ContainerLayout.blockKey(block.hash))
         }
         try await OffloadedWork.run { () throws(SyncError) in
             guard Int64(bytes.count) == block.length, ContentHasher.sha256Hex(bytes) == block.hash else {

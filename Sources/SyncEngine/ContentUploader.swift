@@ -10,15 +10,13 @@ import MetadataStore
 /// a short shared lease (a write is never split), hashed and put by up to
 /// `parallelTransfers` tasks at once, so a slow store's latency overlaps instead of adding up.
 struct ContentUploader: Sendable {
-    let store: any ContainerStore
+    let calls: SyncCalls
     let info: ContainerInfo
     let cache: ContentCache
     let coordinator: FileCoordinator
     let activity: any LocalActivity
     let transfers: TransferTable
     let parallelTransfers: Int
-    let timeout: Duration
-    let reachability: StoreReachability
 
     /// The manifest of the file's content now; nil if a write came in meanwhile (the next
     /// push reads it again). The cache file is fsynced first: what a commit marks clean
@@ -101,14 +99,9 @@ struct ContentUploader: Sendable {
     private func storeBlock(_ bytes: [UInt8], name: String) async throws(SyncError) -> BlockReference {
         let hash = ContentHasher.sha256Hex(bytes)
         let key = ContainerLayout.blockKey(hash)
-        do {
-            try await StoreDeadline.run(timeout) { [store] () throws(StoreError) in
-                if try await !store.exists(key) { try await store.put(key, bytes) }
-            }
-        } catch {
-            throw SyncError.wrap(error, "cannot upload \(name)")
+        try await calls.store("cannot upload \(name)") { store throws(StoreError) in
+            if try await !store.exists(key) { try await store.put(key, bytes) }
         }
-        reachability.noteAnswer()
         return BlockReference(hash: hash, length: Int64(bytes.count))
     }
 }

@@ -46,7 +46,7 @@ public actor Downloader {
         configuration: SyncConfiguration, logger: Logger
     ) {
         calls = SyncCalls(store: store, metadata: metadata, timeout: configuration.storeTimeout, reachability: reachability)
-        fetcher = BlockFetcher(store: store, timeout: configuration.storeTimeout)
+        fetcher = BlockFetcher(calls: calls)
         self.cache = cache
         self.coordinator = coordinator
         self.transfers = transfers

@@ -2,8 +2,9 @@ import ContainerStore
 import GRDB
 import MetadataStore
 
-/// How the engine and the downloads call the store and the state database: store calls
-/// bounded by the store timeout, and every error wrapped with what was being done.
+/// How every sync step calls the store and the state database (the engine, the uploader,
+/// the downloads and their block fetcher): store calls bounded by the store timeout, each
+/// answer noted in `StoreReachability`, every error wrapped with what was being done.
 struct SyncCalls: Sendable {
     let store: any ContainerStore
     let metadata: MetadataStore

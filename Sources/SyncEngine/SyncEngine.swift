@@ -103,9 +103,8 @@ public actor SyncEngine {
         self.logger = logger
         calls = SyncCalls(store: store, metadata: metadata, timeout: configuration.storeTimeout, reachability: reachability)
         uploader = ContentUploader(
-            store: store, info: info, cache: cache, coordinator: coordinator, activity: activity,
-            transfers: transfers, parallelTransfers: max(1, configuration.parallelTransfers),
-            timeout: configuration.storeTimeout, reachability: reachability
+            calls: calls, info: info, cache: cache, coordinator: coordinator, activity: activity,
+            transfers: transfers, parallelTransfers: max(1, configuration.parallelTransfers)
         )
         do {
             lastSeq = UInt64(try metadata.setting(SettingKey.lastSeq) ?? "0") ?? 0
