@@ -94,7 +94,12 @@ public final class HandleTable: LocalActivity {
             state.lastUse[file.ino] = Timestamp.now()
             var live = state.live[file.ino] ?? Live()
             live.openCount += 1
-            if file.writable { live.writers += 1 }
+            if file.writable {
+                // What was written before (and closed, or truncated by path) is published:
+                // a program that opens the file for writing has written nothing yet.
+                if live.writers == 0 { live.syncedGeneration = live.writeGeneration }
+                live.writers += 1
+            }
             let keep = !live.contentReplaced
             live.contentReplaced = false
             state.live[file.ino] = live

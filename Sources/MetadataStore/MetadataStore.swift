@@ -143,6 +143,18 @@ public final class MetadataStore: Sendable {
             }
             try db.execute(sql: "CREATE INDEX base_place ON base(parent, name)")
         }
+        migrator.registerMigration("v8: held changes") { db in
+            // Other devices' changes to items open for writing here, waiting for the writer
+            // to close (`HeldChanges`); the rest of the journal is applied meanwhile.
+            try db.create(table: "held") { t in
+                t.primaryKey("id", .text)
+                t.column("seq", .integer).notNull()
+                t.column("operation", .blob).notNull()
+                t.column("device", .text).notNull()
+                t.column("time", .integer).notNull()
+                t.column("waitingFor", .text).notNull()
+            }
+        }
         return migrator
     }
 

@@ -16,4 +16,7 @@ struct ApplyOutcome: Sendable {
     /// (`RecordApplier.undelete`), by id, with their change generation then; carried from
     /// record to record by the engine.
     var resurrected: [ItemID: Int64] = [:]
+    /// A change was held for a local writer, or a held one applied: the engine's list of
+    /// held changes must be read again.
+    var heldChanged = false
 }

@@ -5,6 +5,8 @@ import Foundation
 public struct ChangeEvent: Sendable, Codable, Equatable {
     public enum Kind: String, Sendable, Codable {
         case created, modified, moved, deleted, conflict, downloaded, evicted, uploaded
+        /// Another device's change waits until a file open for writing here is closed.
+        case held
     }
 
     /// Which side made the change: a program on this device, or a commit from another.

@@ -14,7 +14,10 @@ import MetadataStore
 ///   local value (pushed next), every other field follows the record;
 /// - edit vs delete: the edit wins, the item (and the folders above it) come back;
 /// - two items with one name: the one not yet committed (or not named by the record) is renamed `name (2)`;
-/// - a move that would make a cycle puts the moved folder at the root instead.
+/// - a move that would make a cycle puts the moved folder at the root instead;
+/// - a change that would replace or delete a file a program here has open for writing (and
+///   has not written) is held for that item alone (`HeldChanges`), and applied by these
+///   rules once the writer closes (`applyHeld`); the rest of the record is applied now.
 struct RecordApplier {
     let db: Database
     let device: DeviceIdentity
@@ -25,12 +28,12 @@ struct RecordApplier {
     var outcome = ApplyOutcome()
     private var pending: [PendingEvent] = []
     /// The record being applied: who committed it and when, for file versions.
-    private var committer = (device: "", time: Int64(0))
+    var committer = (device: "", time: Int64(0))
     /// Ids that an operation later in the current record places or deletes (a swap, a
     /// rename over an item the record also deletes): one of them in the way is not a clash.
-    private var comingLater: [ItemID: Int] = [:]
+    var comingLater: [ItemID: Int] = [:]
     /// Items stepped aside to a private name for such an operation, with their name.
-    private var displaced: [Inode: (parent: Inode, name: ByteString)] = [:]
+    var displaced: [Inode: (parent: Inode, name: ByteString)] = [:]
 
     /// An event whose path is resolved once the whole record is applied (a later
     /// operation of the record may move the item's folder).
@@ -40,12 +43,6 @@ struct RecordApplier {
         var path: String?
         var from: String?
         var detail: String?
-    }
-
-    /// Thrown (rolling the whole record back) when a record would replace or delete a file
-    /// that a local program has open for writing: the record waits until it is closed.
-    struct MustWait: Error {
-        var name: String
     }
 
     init(
@@ -60,7 +57,7 @@ struct RecordApplier {
         outcome.resurrected = resurrected
     }
 
-    private mutating func note(_ kind: ChangeEvent.Kind, _ ino: Inode, path: String? = nil, from: String? = nil, detail: String? = nil) {
+    mutating func note(_ kind: ChangeEvent.Kind, _ ino: Inode, path: String? = nil, from: String? = nil, detail: String? = nil) {
         guard watched else { return }
         pending.append(PendingEvent(kind: kind, ino: ino, path: path, from: from, detail: detail))
     }
@@ -93,21 +90,29 @@ struct RecordApplier {
                     outcome.refused.append("journal \(seq): \(error.message)")
                     continue
                 }
+                if try !own && hold(.upsert(item), seq: seq) { continue }
                 try upsert(item, seq: seq, own: own)
             case .delete(let id):
                 guard id.isWellFormed, id != .root else {
                     outcome.refused.append("journal \(seq): delete of malformed id refused")
                     continue
                 }
+                if try !own && hold(operation, seq: seq) { continue }
                 try delete(id)
             }
         }
         try settleDisplaced()
         try MetadataStore.setSetting(SettingKey.lastSeq, String(seq), db)
+        try resolveEvents()
+    }
+
+    /// Events get their paths once everything is applied.
+    mutating func resolveEvents() throws {
         for event in pending {
             let path = try event.path ?? ItemRow.path(of: event.ino, db)
             outcome.events.append(ChangeEvent(event.kind, path: path, from: event.from, origin: .remote, detail: event.detail))
         }
+        pending = []
     }
 
     // MARK: Upsert
@@ -135,9 +140,6 @@ struct RecordApplier {
         let localFlags = row.dirtyFlags
         let contentChanged = item.kind == .file && (item.blocks ?? []) != (base?.blocks ?? row.blockList)
         if own { return try settleOwn(&row, item, parent: parent, seq: seq) }
-        if contentChanged && !localFlags.contains(.content) && activity.hasWriters(row.inode) {
-            throw MustWait(name: row.itemName.description)
-        }
         if localFlags.contains(.content) && contentChanged {
             return try splitConflict(&row, remote: item, parent: parent, seq: seq)
         }
@@ -348,7 +350,6 @@ struct RecordApplier {
         var survivors: Set<Inode> = []
         for ino in subtree.reversed() {
             guard var item = try ItemRow.find(ino: ino, db) else { continue }
-            if item.dirtyFlags.isEmpty && activity.hasWriters(ino) { throw MustWait(name: item.itemName.description) }
             // A folder this device had deleted, brought back only for a change the deleting
             // device has now taken away with it: deleted on both sides, nothing to keep.
             let onlyBroughtBack = !item.dirtyFlags.isEmpty && outcome.resurrected[item.itemID] == item.changeGen
@@ -370,6 +371,9 @@ struct RecordApplier {
             item.deleted = true
             item.dirtyFlags = []
             try item.update(db)
+            // Gone from the committed tree with its folder, even if the record did not name
+            // it (a committer that had not seen it there): no base of a deleted item.
+            if try wasCommitted(item.itemID, inside: id) { try BaseSnapshots.remove(item.itemID, db) }
             note(.deleted, ino, path: path)
             if item.contentState == .local { outcome.droppedContent.append(ino) }
             outcome.invalidations.append(.entry(parent: item.parent ?? Inode.root, name: item.itemName.bytes))
@@ -412,7 +416,9 @@ struct RecordApplier {
         let newName = try freeName(name, parent: parent)
         let oldPath = try currentPath(other.inode)
         other.itemName = newName
-        other.markChanged(.metadata, now: now)
+        // An item with a held change is placed by that change once applied: its side step is
+        // local only (pushed, it would read as an edit and bring back a held delete).
+        if try HeldChanges.find(other.itemID, db) == nil { other.markChanged(.metadata, now: now) }
         try other.update(db)
         outcome.invalidations.append(.entry(parent: parent, name: name.bytes))
         outcome.invalidations.append(.entry(parent: parent, name: newName.bytes))
@@ -424,11 +430,11 @@ struct RecordApplier {
 
     /// An item stepped aside that its own operation did not place (a record that is not
     /// what its committer meant): it gets a free name near its old one and is pushed.
-    private mutating func settleDisplaced() throws {
+    mutating func settleDisplaced() throws {
         for (ino, origin) in displaced.sorted(by: { $0.key < $1.key }) {
             guard var row = try ItemRow.find(ino: ino, db), !row.deleted, row.itemName.bytes.first == 0 else { continue }
             row.itemName = try freeName(origin.name, parent: row.parent ?? origin.parent)
-            row.markChanged(.metadata, now: now)
+            if try HeldChanges.find(row.itemID, db) == nil { row.markChanged(.metadata, now: now) }
             try row.update(db)
             outcome.invalidations.append(.entry(parent: row.parent ?? origin.parent, name: row.itemName.bytes))
         }

@@ -77,10 +77,9 @@ extension SyncEngine {
             var (rounds, races) = (0, 0)
             cycleRounds: while races < 50 && (rounds < 50 || !(pushOrder?.inodes.isEmpty ?? true)) {
                 rounds += 1
-                guard try await pull() else {
-                    // Nothing can be committed before the journal is applied up to its end.
-                    throw SyncError(code: .waiting, message: "a change from another device waits until \(waitingFor ?? "a file") is closed here")
-                }
+                try await pull()
+                // Changes held for a writer that has closed since.
+                try await settleHeld()
                 if mode == .pullOnly { break cycleRounds }
                 // The changes that made a push due go in the first round; after that, and in
                 // a poll's every round, changes wait if a new burst has started meanwhile.

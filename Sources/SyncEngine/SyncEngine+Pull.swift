@@ -9,9 +9,8 @@ import MetadataStore
 /// exclusive leases on what it touches (`RecordApplier`); a new device starts from the
 /// newest checkpoint.
 extension SyncEngine {
-    /// Applies every new record; false if one must wait for a local writer.
-    @discardableResult
-    func pull() async throws(SyncError) -> Bool {
+    /// Applies every new record.
+    func pull() async throws(SyncError) {
         if lastSeq == 0 { try await loadCheckpoint() }
         // Sequence numbers have no gaps (each is taken with put-if-absent), so reading the
         // next key until there is none needs no listing: one request per poll when idle.
@@ -22,7 +21,7 @@ extension SyncEngine {
             do {
                 bytes = try await calls.store("cannot read \(key)") { store throws(StoreError) in try await store.get(key) }
             } catch where error.code == .notFound {
-                return true
+                return
             }
             var record = JournalRecord(device: "", deviceName: "", commit: "", time: 0, ops: [])
             do {
@@ -36,7 +35,7 @@ extension SyncEngine {
                 logger.error("journal record \(seq) is malformed and was skipped: \(error)")
                 remember("journal record \(seq) skipped: \(error.message)", in: &errors)
             }
-            guard try await apply(record, seq: seq) else { return false }
+            try await apply(record, seq: seq)
             try await settleUncertain(record, seq: seq)
         }
     }
@@ -61,11 +60,33 @@ extension SyncEngine {
     }
 
     /// Applies one record under exclusive leases on every item it touches and their
-    /// folders. Returns false (and applies nothing) if it must wait for a local writer.
-    func apply(_ record: JournalRecord, seq: UInt64) async throws(SyncError) -> Bool {
-        let inos: [Inode] = try await calls.read("cannot read items for journal \(seq)") { db in
+    /// folders, in one transaction; a change to a file open for writing here is held
+    /// (`RecordApplier`), the rest applied.
+    func apply(_ record: JournalRecord, seq: UInt64) async throws(SyncError) {
+        let leases = try await leases(on: record.ops, "sync: apply journal \(seq)")
+        let (device, activity, watched, resurrected) = (self.device, self.activity, feed.isWatched, self.resurrected)
+        let outcome: ApplyOutcome
+        do {
+            outcome = try await metadata.write { db in
+                var applier = RecordApplier(
+                    db: db, device: device, activity: activity, now: Timestamp.now(), watched: watched, resurrected: resurrected
+                )
+                try applier.apply(record, seq: seq)
+                return applier.outcome
+            }
+        } catch {
+            leases.release()
+            throw SyncError(code: .metadata, message: "cannot apply journal \(seq)", cause: error)
+        }
+        lastSeq = seq
+        await finish(outcome, releasing: leases)
+    }
+
+    /// Exclusive leases on every item the operations touch and on their folders, old and new.
+    func leases(on operations: [JournalOperation], _ owner: String) async throws(SyncError) -> LeaseSet {
+        let inos: [Inode] = try await calls.read("cannot read items for \(owner)") { db in
             var inos: Set<Inode> = []
-            for operation in record.ops {
+            for operation in operations {
                 if case .upsert(let item) = operation {
                     if item.parent == .root {
                         inos.insert(Inode.root)
@@ -79,42 +100,23 @@ extension SyncEngine {
             }
             return inos.sorted()
         }
-        let leases: LeaseSet
         do {
-            leases = try await coordinator.acquire(inos.map { LeaseRequest($0, .exclusive) }, owner: "sync: apply journal \(seq)")
+            return try await coordinator.acquire(inos.map { LeaseRequest($0, .exclusive) }, owner: owner)
         } catch {
-            throw SyncError(code: .cancelled, message: "cancelled while waiting to apply journal \(seq)", cause: error)
+            throw SyncError(code: .cancelled, message: "cancelled while waiting to \(owner)", cause: error)
         }
-        let device = self.device
-        let activity = self.activity
-        let watched = feed.isWatched
-        let resurrected = self.resurrected
-        let outcome: ApplyOutcome
-        do {
-            outcome = try await metadata.write { db in
-                var applier = RecordApplier(
-                    db: db, device: device, activity: activity, now: Timestamp.now(), watched: watched, resurrected: resurrected
-                )
-                try applier.apply(record, seq: seq)
-                return applier.outcome
-            }
-        } catch {
-            leases.release()
-            if let wait = error.cause as? RecordApplier.MustWait {
-                waitingFor = wait.name
-                logger.info("journal \(seq) waits until \(wait.name) is closed")
-                return false
-            }
-            throw SyncError(code: .metadata, message: "cannot apply journal \(seq)", cause: error)
-        }
-        waitingFor = nil
-        self.resurrected = outcome.resurrected
+    }
+
+    /// What follows an applied record or held change, in the lock order: replaced content
+    /// dropped under the leases, the leases released, then kernel invalidations, events,
+    /// conflicts, and the prefetch of pinned placeholders.
+    func finish(_ outcome: ApplyOutcome, releasing leases: LeaseSet) async {
+        resurrected = outcome.resurrected
         for ino in outcome.droppedContent {
             cache.remove(ino)
             activity.contentDiscarded(ino)
         }
         leases.release()
-        lastSeq = seq
         invalidations.invalidate(outcome.invalidations)
         feed.emit(outcome.events)
         for conflict in outcome.conflicts {
@@ -125,13 +127,60 @@ extension SyncEngine {
             logger.error("refused from the store: \(refusal)")
             remember(refusal, in: &errors)
         }
+        if outcome.heldChanged { await readHeld() }
         await purgeDeleted()
         if !outcome.placeholders.isEmpty {
             let candidates = outcome.placeholders
             let pinned = (try? await metadata.read { db in try ItemRow.pinned(among: candidates, db) }) ?? []
             downloads.prefetch(pinned)
         }
-        return true
+    }
+
+    // MARK: Held changes
+
+    /// Applies the held changes that nothing holds any more (their writer closed, or a
+    /// restart freed them), oldest first, each in a transaction of its own.
+    func settleHeld() async throws(SyncError) {
+        let activity = self.activity
+        for change in held.values.sorted(by: { $0.seq < $1.seq }) {
+            let blocked = try await calls.read("cannot read a held change") { db in
+                try RecordApplier.blockingWriter(change.operation, db, activity) != nil
+            }
+            if blocked { continue }
+            let leases = try await leases(on: [change.operation], "sync: apply held journal \(change.seq)")
+            let (device, watched, resurrected) = (self.device, feed.isWatched, self.resurrected)
+            let outcome: ApplyOutcome?
+            do {
+                outcome = try await metadata.write { db -> ApplyOutcome? in
+                    // Again under the leases: a program may have opened the file meanwhile.
+                    guard try RecordApplier.blockingWriter(change.operation, db, activity) == nil else { return nil }
+                    var applier = RecordApplier(
+                        db: db, device: device, activity: activity, now: Timestamp.now(), watched: watched, resurrected: resurrected
+                    )
+                    try applier.applyHeld(change)
+                    return applier.outcome
+                }
+            } catch {
+                leases.release()
+                throw SyncError(code: .metadata, message: "cannot apply the held change of journal \(change.seq)", cause: error)
+            }
+            guard let outcome else {
+                leases.release()
+                continue
+            }
+            logger.info("the change of journal \(change.seq) to \(change.waitingFor) is applied: it is no longer open for writing")
+            await finish(outcome, releasing: leases)
+        }
+    }
+
+    /// The held changes, as the database has them.
+    func readHeld() async {
+        do {
+            let all = try await metadata.read { db in try HeldChanges.all(db) }
+            held = Dictionary(all.map { ($0.itemID, $0) }, uniquingKeysWith: { _, newer in newer })
+        } catch {
+            logger.error("cannot read the held changes: \(error)")
+        }
     }
 
     func loadCheckpoint() async throws(SyncError) {
@@ -164,7 +213,7 @@ extension SyncEngine {
         }
         let record = JournalRecord(device: "checkpoint", deviceName: "checkpoint", commit: key, time: 0, ops: ordered.map { .upsert($0) })
         logger.info("loading checkpoint \(seq) with \(ordered.count) items")
-        _ = try await apply(record, seq: seq)
+        try await apply(record, seq: seq)
     }
 
     /// Drops rows of deleted items that nothing references any more, and their content.

@@ -1,5 +1,6 @@
 import ContainerStore
 import Foundation
+import GRDB
 import Inodes
 import ItemModel
 import MetadataStore
@@ -17,7 +18,7 @@ extension SyncEngine {
         let (chosen, settled) = try await choosePush()
         guard !chosen.isEmpty || !settled.isEmpty else { return .idle }
         var uploads: [Inode: ContentUpload] = [:]
-        for row in chosen where row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && !isHeldBack(row) {
+        for row in chosen where row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && !isBeingWritten(row) {
             if let upload = try await uploader.upload(row) { uploads[row.inode] = upload }
         }
         let uploaded = uploads
@@ -61,7 +62,8 @@ extension SyncEngine {
         // Our own record: the rest of the order still holds.
         if pushOrder?.seq == seq - 1 { pushOrder?.seq = seq }
         logger.info("committed journal \(seq) with \(plan.entries.count) changes")
-        if seq % configuration.checkpointInterval == 0 {
+        // A device holding a change has not applied the whole journal: its tree is no checkpoint.
+        if seq % configuration.checkpointInterval == 0 && held.isEmpty {
             await writeCheckpoint(seq)
         }
         return .committed
@@ -73,15 +75,22 @@ extension SyncEngine {
     func choosePush() async throws(SyncError) -> (chosen: [ItemRow], settled: [Inode]) {
         let (chosen, settled) = try await nextInOrder()
         guard !chosen.isEmpty else { return ([], settled) }
-        let record = try await calls.read("cannot plan the push") { db in try PushPlan.withDependencies(chosen, db) }
+        let held = heldScope()
+        let record = try await calls.read("cannot plan the push") { db in
+            let record = try PushPlan.withDependencies(chosen, db)
+            // A dependency may be held back too: it goes with a later record, and so does
+            // what needs it.
+            return (ordered: try held.split(record.ordered, db).pushable, settled: record.settled)
+        }
         return (record.ordered, settled + record.settled)
     }
 
     /// At most `maxOperationsPerRecord` rows, and the rows that need no operation: the next
     /// part of this cycle's order if it still holds, else a new order of every dirty row.
-    /// Files `isHeldBack` are left out (a half-written file is never published).
+    /// Rows `isHeldBack` are left out (a half-written file is never published).
     func nextInOrder() async throws(SyncError) -> (chosen: [ItemRow], settled: [Inode]) {
         let limit = configuration.maxOperationsPerRecord
+        let held = heldScope()
         let localChanges = signals.withLock { $0.pushes.changes }
         if let order = pushOrder, order.localChanges == localChanges, order.seq == lastSeq, !order.inodes.isEmpty {
             let (chosen, rest) = try await calls.read("cannot read pending changes") { db in
@@ -89,7 +98,7 @@ extension SyncEngine {
                 var rest = order.inodes
                 while chosen.count < limit, let ino = rest.popFirst() {
                     // Gone or clean since: a commit of ours took it (or settled it).
-                    guard let row = try ItemRow.find(ino: ino, db), !row.dirtyFlags.isEmpty, !self.isHeldBack(row) else { continue }
+                    guard let row = try ItemRow.find(ino: ino, db), !row.dirtyFlags.isEmpty, try !self.isHeldBack(row, held, db) else { continue }
                     chosen.append(row)
                 }
                 return (chosen, rest)
@@ -99,8 +108,9 @@ extension SyncEngine {
         }
         pushOrder = nil
         fullPushPlans += 1
-        let rows = try await calls.read("cannot read pending changes") { db in try ItemRow.dirtyRows(db) }
-        let candidates = rows.filter { !isHeldBack($0) }
+        let candidates = try await calls.read("cannot read pending changes") { db in
+            try held.split(ItemRow.dirtyRows(db), db).pushable.filter { row in !self.isBeingWritten(row) }
+        }
         guard !candidates.isEmpty else { return ([], []) }
         let (ordered, settled) = try await calls.read("cannot plan the push") { db in
             try PushPlan.order(rows: candidates, db)
@@ -111,8 +121,26 @@ extension SyncEngine {
         return (Array(ordered.prefix(limit)), settled)
     }
 
-    /// A file open for writing and written since its last fsync: not pushed yet.
-    nonisolated func isHeldBack(_ row: ItemRow) -> Bool {
+    /// Not pushed yet: a file open for writing and written since its last fsync, or what a
+    /// change held for a writer here keeps back (`HeldScope`).
+    nonisolated func isHeldBack(_ row: ItemRow, _ held: HeldScope, _ db: Database) throws -> Bool {
+        try isBeingWritten(row) || held.contains(row, db)
+    }
+
+    /// What the held changes keep from the push.
+    func heldScope() -> HeldScope {
+        HeldScope(held.values.map(\.operation))
+    }
+
+    /// The local changes that wait for a held change to land (`HeldScope`).
+    public func heldBack() async throws(SyncError) -> [ItemID] {
+        let held = heldScope()
+        return try await calls.read("cannot read pending changes") { db in
+            try held.split(ItemRow.dirtyRows(db), db).heldBack.map(\.itemID)
+        }
+    }
+
+    nonisolated func isBeingWritten(_ row: ItemRow) -> Bool {
         row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && activity.isBeingWritten(row.inode)
     }
 

@@ -53,8 +53,9 @@ public actor SyncEngine {
     var lastPrune: ContinuousClock.Instant?
     var syncRequested = false
     var syncWaiters: [CheckedContinuation<Result<Void, SyncError>, Never>] = []
-    /// A remote change waits for this file, open for writing here, to be closed.
-    var waitingFor: String?
+    /// Other devices' changes held for a file open for writing here, by item (`HeldChanges`,
+    /// read again whenever an apply changes them). Their items are not pushed until applied.
+    var held: [ItemID: HeldChange] = [:]
     /// Our last commit, while nobody knows whether it landed.
     var uncertain: UncertainCommit?
 
@@ -109,6 +110,7 @@ public actor SyncEngine {
         do {
             lastSeq = UInt64(try metadata.setting(SettingKey.lastSeq) ?? "0") ?? 0
             uncertain = try metadata.setting(SettingKey.uncertainCommit).flatMap { try? JSONDecoder().decode(UncertainCommit.self, from: Data($0.utf8)) }
+            held = Dictionary(try metadata.read { db in try HeldChanges.all(db) }.map { ($0.itemID, $0) }, uniquingKeysWith: { _, newer in newer })
         } catch {
             throw SyncError(code: .metadata, message: "cannot read the journal position", cause: error)
         }
@@ -195,10 +197,16 @@ public actor SyncEngine {
 
     public func status() async -> SyncStatus {
         let pending = (try? await metadata.read { db in try ItemRow.pendingCount(db) }) ?? -1
+        var waiting: Int?
+        if !held.isEmpty {
+            do { waiting = try await heldBack().count } catch { logger.error("cannot count the changes held back: \(error)") }
+        }
         return SyncStatus(
             state: paused ? "paused" : (reachability.isOnline ? "online" : "offline"),
             store: store.displayName, device: device.name, lastSeq: lastSeq, pendingItems: pending,
             downloading: await downloads.activeCount, lastSync: lastSync?.timeIntervalSince1970, lastError: lastError,
+            held: held.values.sorted { $0.seq < $1.seq }.map { "\($0.waitingFor): the change of journal \($0.seq) waits until it is closed here" },
+            heldBack: waiting,
             conflicts: conflicts, errors: errors
         )
     }

@@ -8,6 +8,11 @@ public struct SyncStatus: Sendable, Codable {
     public var downloading: Int
     public var lastSync: Double?
     public var lastError: String?
+    /// Other devices' changes waiting for a file open for writing here, one line each (nil
+    /// from a daemon of an earlier version, still running after an upgrade).
+    public var held: [String]?
+    /// Local changes that wait for those to land (`HeldScope`); nil when nothing is held.
+    public var heldBack: Int?
     public var conflicts: [String]
     public var errors: [String]
 }

@@ -48,6 +48,9 @@ final class Daemon {
             signal(SIGINT, SIG_IGN)
             logger.info("unmounting; pushing pending changes")
             ServiceManager.notify("STOPPING=1\nSTATUS=pushing pending changes")
+            let stopping = options.resolvedStateDir + "/" + StateDirLock.stopping
+            _ = FileManager.default.createFile(atPath: stopping, contents: Data("\(getpid())\n".utf8))
+            defer { unlink(stopping) }
             mount.control.stop()
             mount.budget.stop()
             // Unmounted first, so no program waits on a mount nobody serves during the last push.
@@ -102,9 +105,14 @@ final class Daemon {
         } catch {
             throw CommandFailure("cannot create the state dir \(stateDir): \(error.localizedDescription)")
         }
-        guard case .taken(let lock) = StateDirLock.take(stateDir, create: true) else {
+        let outcome = StateDirLock.takeWaiting(stateDir) {
+            logger.notice("waiting for the previous daemon of \(stateDir) to finish its last push")
+        }
+        guard case .taken(let lock) = outcome else {
             throw CommandFailure("another ubiqfs daemon is using the state dir \(stateDir)")
         }
+        // Left by a daemon killed during its last push: nobody is stopping now.
+        unlink(stateDir + "/" + StateDirLock.stopping)
         let store = try StoreOpener.open(options.resolvedStore, container: options.resolvedContainer, faults: options.storeFaults)
         var configuration = SyncConfiguration()
         if let seconds = options.storeTimeout, seconds > 0 { configuration.storeTimeout = .milliseconds(Int(seconds * 1000)) }

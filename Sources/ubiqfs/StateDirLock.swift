@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 
 /// The lock a running daemon holds on its state dir (`STATE/lock`, flock): one daemon per
@@ -21,5 +22,30 @@ enum StateDirLock {
             return .held
         }
         return .taken(fd)
+    }
+
+    /// Left in the state dir while a daemon does its last push after an unmount: the next
+    /// mount of the same state dir (a remount, `systemctl restart`) waits for that daemon
+    /// instead of failing.
+    static let stopping = "stopping"
+
+    /// Takes the lock, waiting for a daemon that is stopping (`stopping`) to let it go: its
+    /// last push is bounded, so `limit` is too. A daemon that is serving a mount is no
+    /// reason to wait; `grace` covers the moment between an unmount and its marker.
+    static func takeWaiting(_ stateDir: String, limit: Double = 150, grace: Double = 2, waiting: () -> Void) -> Outcome {
+        let start = Date()
+        var told = false
+        while true {
+            let outcome = take(stateDir, create: true)
+            guard case .held = outcome else { return outcome }
+            let elapsed = Date().timeIntervalSince(start)
+            let stopping = access(stateDir + "/" + Self.stopping, F_OK) == 0
+            if elapsed > limit || (!stopping && elapsed > grace) { return outcome }
+            if stopping && !told {
+                waiting()
+                told = true
+            }
+            usleep(100_000)
+        }
     }
 }

@@ -61,4 +61,28 @@ import Testing
         #expect(table.writeGeneration(10) == 0)
         #expect(table.isReferenced(10))
     }
+
+    /// A file is "being written" (not published) only for writes made while its current
+    /// writers have it open: a program that opens an already written file for writing (a
+    /// database, a logger) has written nothing yet, and holds nothing back.
+    @Test func onlyTheCurrentWritersWritesAreUnpublished() throws {
+        let table = HandleTable()
+        let first = openNull(table, 11, writable: true)
+        _ = table.noteWrite(11)
+        #expect(table.isBeingWritten(11))
+        table.noteFsync(11)
+        #expect(!table.isBeingWritten(11))
+        _ = table.noteWrite(11)
+        #expect(table.isBeingWritten(11))
+        _ = table.close(first)
+        #expect(!table.isBeingWritten(11))
+        // Written with no handle (a truncate by path), then opened for writing.
+        _ = table.noteWrite(11)
+        let second = openNull(table, 11, writable: true)
+        #expect(table.hasWriters(11))
+        #expect(!table.isBeingWritten(11))
+        _ = table.noteWrite(11)
+        #expect(table.isBeingWritten(11))
+        _ = table.close(second)
+    }
 }

@@ -32,6 +32,21 @@ import Testing
             \(MountFixture.binary) status \(root)/one --json | grep -q "cacheBudget.*1073741824"
             echo hello > \(root)/one/f
             daemon=$(pgrep -f "[-]-state-dir=\(root)/one.state ")
+            # A slow store: the last push after umount takes seconds, and a remount of the
+            # same state dir right away waits for it instead of failing.
+            \(MountFixture.binary) faults \(root)/one latency=700ms
+            echo again > \(root)/one/g
+            umount \(root)/one
+            kill -0 $daemon
+            for _ in $(seq 1 50); do test -e \(root)/one.state/stopping && break; sleep 0.1; done
+            test -e \(root)/one.state/stopping
+            mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,device=one,container=team
+            test "$(cat \(root)/one/g)" = again
+            grep -q "waiting for the previous daemon" \(root)/one.state/ubiqfs.log
+            # It released the state dir (the mount got it); its exit is reaped by init.
+            for _ in $(seq 1 100); do kill -0 $daemon 2>/dev/null || break; sleep 0.1; done
+            fails kill -0 $daemon 2>/dev/null
+            daemon=$(pgrep -f "[-]-state-dir=\(root)/one.state ")
             umount \(root)/one
             # The daemon pushes what is pending, then exits.
             for _ in $(seq 1 300); do kill -0 $daemon 2>/dev/null || break; sleep 0.1; done

@@ -51,6 +51,50 @@ import Testing
             """)
     }
 
+    /// A file a program keeps open for writing (a database, a logger) holds back only its
+    /// own change: another device's edit of it waits, while the two mounts go on exchanging
+    /// other files both ways; once the program closes it, both versions are there.
+    @Test func aFileHeldOpenForWritingHoldsBackOnlyItsOwnChange() async throws {
+        let fixture = try MountFixture()
+        let a = try await fixture.mount("a")
+        let b = try await fixture.mount("b")
+        let bin = MountFixture.binary
+        try await fixture.sh("""
+            \(Self.helpers)
+            echo "first" > \(a)/app.db
+            \(bin) sync \(a) --wait
+            waitfor '[ "$(cat \(b)/app.db 2>/dev/null)" = first ]'
+            exec 3<>\(b)/app.db
+            echo "edited on a" > \(a)/app.db
+            \(bin) sync \(a) --wait
+            \(bin) sync \(b) --wait
+            \(bin) status \(b) | grep -q 'held: */app.db: '
+            test "$(cat \(b)/app.db)" = first
+            # Held for most of a minute while both ways go on, each round through the store.
+            for round in $(seq 1 30); do
+                echo "a $round" > \(a)/a-$round.txt
+                echo "b $round" > \(b)/b-$round.txt
+                waitfor '[ "$(cat \(b)/a-$round.txt 2>/dev/null)" = "a $round" ]'
+                waitfor '[ "$(cat \(a)/b-$round.txt 2>/dev/null)" = "b $round" ]'
+                sleep 1
+            done
+            test "$(cat \(b)/app.db)" = first
+            # The program writes and closes: its version is kept beside the other one.
+            echo "written on b" >&3
+            exec 3>&-
+            waitfor '[ -z "$(\(bin) status \(b) | grep held)" ]'
+            \(bin) sync \(b) --wait
+            \(bin) sync \(a) --wait
+            for mount in \(a) \(b); do
+                test "$(cat $mount/app.db)" = "edited on a"
+                copies=$(ls $mount | grep -c '^app (conflict from b ')
+                test "$copies" = 1
+                test "$(cat "$(find $mount -maxdepth 1 -name 'app (conflict from b *')")" = "written on b"
+            done
+            diff -r \(a) \(b)
+            """)
+    }
+
     /// Listings stay in the kernel's cache across opens; a remote create, delete or rename
     /// must drop a cached listing, even for a name the kernel never looked up.
     @Test func cachedListingsFollowRemoteChanges() async throws {

@@ -96,7 +96,7 @@ import Testing
         try await b.sync()
         try await b.write("from-b", "b")
         try await b.sync()
-        #expect(try await a.engine.pull())
+        try await a.engine.pull()
         #expect(try await a.engine.push() == .committed)
         #expect(await a.engine.fullPushPlans - before == 3)
 

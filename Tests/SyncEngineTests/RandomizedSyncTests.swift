@@ -17,10 +17,10 @@ import Testing
 /// test looks for the combinations no one wrote down.
 ///
 /// Every choice of a batch comes from one seed, named in each failure:
-/// `UBIQFS_RANDOM_SEED=<seed> UBIQFS_RANDOM_ROUNDS=<round>` replays that batch up to the
-/// failing round (the offline schedule of a round does not depend on the number of rounds;
-/// a device still offline after the last round comes back in an extra round without
-/// changes, so every batch ends with all devices in one state).
+/// `UBIQFS_RANDOM_SEED=<seed> UBIQFS_RANDOM_ROUNDS=<rounds>` replays that batch; it stops
+/// at the failing round. A device still offline after the last round comes back in an
+/// extra round without changes, and long writers close by the last round, so every batch
+/// ends with all devices in one state.
 ///
 /// Soak mode: `UBIQFS_SOAK_MINUTES=N` runs batches (3 fresh devices, `UBIQFS_RANDOM_ROUNDS`
 /// rounds, default 8) until N minutes have passed; batch 0 uses the base seed, batch i the
@@ -37,6 +37,8 @@ import Testing
 ///   still had when it synced, if it differs from the committed content) is in the tree,
 ///   at its path or as a conflict copy;
 /// - conflict copies: exactly the number the model predicts (see `expectedCopies`);
+/// - long writers (`SoakBatch+Writers`) hold files open across rounds: what their held
+///   changes concern is left out of the comparison until they close;
 /// - a second sync transfers nothing: no store writes, no block reads, one journal read
 ///   per device (and the checkpoint listing while the journal is empty), no new journal
 ///   record, nothing pending, `lastSeq` at the journal's end;

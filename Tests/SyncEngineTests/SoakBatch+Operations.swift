@@ -24,6 +24,8 @@ extension SoakBatch {
         let all = try entries(device)
         let byPath = Dictionary(uniqueKeysWithValues: all.map { ($0.path, $0) })
         let files = all.filter { $0.kind == .file }
+        // A long writer here writes nothing (`SoakBatch+Writers`): nor do this device's edits.
+        let writable = files.filter { $0.ino != writers[index]?.ino }
         let folders = all.filter { $0.kind == .directory }
         let folderPaths = [""] + folders.map(\.path)
         func inside(_ folder: String, _ name: String) -> String { folder.isEmpty ? name : folder + "/" + name }
@@ -46,15 +48,18 @@ extension SoakBatch {
             models[index].contentEdits.insert(entry.id)
             touch(chain(entry.path))
         }
-        func deleted(_ entry: Entry) {
-            if model().known.contains(entry.id) {
-                let inside = all.filter { $0.path.hasPrefix(entry.path + "/") }.map(\.id)
+        func deleted(_ entry: Entry) throws {
+            let inside = all.filter { $0.path.hasPrefix(entry.path + "/") }.map(\.id)
+            // A change held here for a long writer is one this device has not seen: it
+            // meets the delete as an edit does, and may bring the item back.
+            let unseen = try device.metadata.read { db in try HeldChanges.all(db) }.map(\.itemID.rawValue)
+            if model().known.contains(entry.id) && !unseen.contains(where: { $0 == entry.id || inside.contains($0) }) {
                 windowDeleted.append((index, entry.id, inside, chain(folder(entry.path)), "\(device.name) deleted \(entry.path) in round \(round)"))
             }
         }
         func unlink(_ entry: Entry) throws {
             try device.core.unlink(parent: try parentInode(device, entry.path), name: Array(name(entry.path).utf8), directory: entry.kind == .directory)
-            deleted(entry)
+            try deleted(entry)
         }
 
         /// A rename replaced `existing`: a new file continues its item (a safe save, so its
@@ -64,7 +69,7 @@ extension SoakBatch {
                 models[index].contentEdits.insert(existing.id)
                 touch([existing.id])
             } else {
-                deleted(existing)
+                try deleted(existing)
             }
         }
 
@@ -85,13 +90,13 @@ extension SoakBatch {
                 touch(chain(folder(path)))
             case 3..<6:
                 kind = "overwrite"
-                guard let file = rng.pick(files) else { return "overwrite: no file" }
+                guard let file = rng.pick(writable) else { return "overwrite: no file" }
                 line = "overwrite \(file.path) = \(token.debugDescription)"
                 try await device.write(file.path, token)
                 contentChanged(file)
             case 6..<8:
                 kind = "append"
-                guard let file = rng.pick(files) else { return "append: no file" }
+                guard let file = rng.pick(writable) else { return "append: no file" }
                 line = "append \(file.path) += \(token.debugDescription)"
                 let handle = try await device.open(file.ino, flags: O_WRONLY | O_APPEND)
                 defer { device.core.release(handle: handle) }
@@ -99,7 +104,7 @@ extension SoakBatch {
                 contentChanged(file)
             case 8:
                 kind = "truncate"
-                guard let file = rng.pick(files) else { return "truncate: no file" }
+                guard let file = rng.pick(writable) else { return "truncate: no file" }
                 let size = try device.core.attributes(file.ino).size
                 let newSize = Int64(rng.below(Int(max(size, 1))))
                 line = "truncate \(file.path) to \(newSize)"

@@ -25,6 +25,10 @@ struct DeviceModel {
     var contentEdits: Set<String> = []
     /// Ids of files whose content other devices committed since this device's last sync.
     var unseen: Set<String> = []
+    /// Ids of files with a new version held here for a long writer: an edit made before it
+    /// lands is a conflict copy, unless a later delete replaced it (then the edit keeps the
+    /// item: no copy), so the count is a range.
+    var maybeUnseen: Set<String> = []
 }
 
 /// One item of a device's tree.
@@ -74,6 +78,8 @@ final class SoakBatch {
     var failures: [String] = []
     var round = 0
     var keptStateDirs: [String] = []
+    /// Files held open for writing, by device (`SoakBatch+Writers`).
+    var writers: [Int: LongWriter] = [:]
     /// Since the last round in which every device was online: what each device touched
     /// (items it changed, and the folders above them and above where it put things), and
     /// the committed items each device deleted.
@@ -144,7 +150,8 @@ final class SoakBatch {
 
     func report() -> [String] {
         guard !failures.isEmpty else { return [] }
-        let replay = "replay with UBIQFS_RANDOM_SEED=\(seed) UBIQFS_RANDOM_ROUNDS=\(min(round, rounds))"
+        // All the rounds: a long writer's close depends on the last (a replay stops at the failure).
+        let replay = "replay with UBIQFS_RANDOM_SEED=\(seed) UBIQFS_RANDOM_ROUNDS=\(rounds)"
             + (round > rounds ? " (the failure is in the reconnect round after the last)" : "")
         let tail = history.suffix(400).joined(separator: "\n")
         let kept = keptStateDirs.isEmpty ? "" : "\nstate dirs kept: " + keptStateDirs.joined(separator: " ")
@@ -183,8 +190,10 @@ final class SoakBatch {
             }
         }
 
+        if withChanges { await openWriters(&stats) }
+
         // What the online devices bring to this sync.
-        var written: [(content: String, origin: String)] = []
+        var written: [(content: String, origin: String, id: String)] = []
         var pending: [Int: [(id: String, real: Bool)]] = [:]
         for index in online {
             written += try writtenContent(index)
@@ -193,11 +202,13 @@ final class SoakBatch {
         let idsBefore = try devices.reduce(into: Set<String>()) { ids, device in ids.formUnion(try allIDs(device)) }
 
         var firstOrder: [Int] = []
+        closeWriters(pass: 0, roundHasChanges: withChanges)
         for pass in 1...3 {
             let order = rng.shuffled(online)
             if pass == 1 { firstOrder = order }
             history.append("  sync pass \(pass): " + order.map { devices[$0].name }.joined(separator: " "))
             for index in order { try await devices[index].sync() }
+            if pass == 1 { closeWriters(pass: 1, roundHasChanges: withChanges) }
         }
         for index in devices.indices where models[index].offline {
             do {
@@ -210,15 +221,24 @@ final class SoakBatch {
 
         let expected = expectedCopies(pending: pending, order: firstOrder)
         let journal = try await store.listAll(prefix: ContainerLayout.journalPrefix).count
-        let reference = online[rng.below(online.count)]
-        try await checkConvergence(reference: reference, written: written, idsBefore: idsBefore, expectedCopies: expected, &stats)
-        if away.isEmpty {
-            try await checkDeletes(reference: reference, &stats)
+        // Held changes: what they concern may differ, and the reference holds none if it can.
+        let heldBy = try await heldItems()
+        let held = heldBy.values.reduce(into: Set<String>()) { $0.formUnion($1) }
+        let holding = Set(heldBy.keys)
+        let candidates = online.filter { !holding.contains($0) }.isEmpty ? online : online.filter { !holding.contains($0) }
+        let reference = candidates[rng.below(candidates.count)]
+        if !held.isEmpty {
+            stats.operations["held", default: 0] += 1
+            history.append("  held: \(holding.map { devices[$0].name }.sorted()) \(held.map { $0.prefix(8) }.sorted())")
         }
-        try await checkQuiet(journal: journal, &stats)
+        try await checkConvergence(reference: reference, written: written, idsBefore: idsBefore, expectedCopies: expected, held: held, &stats)
+        if away.isEmpty {
+            try await checkDeletes(reference: reference, held: heldBy, &stats)
+        }
+        try await checkQuiet(journal: journal, holding: holding, &stats)
         for index in devices.indices {
-            try checkMetadata(devices[index], quiescent: !models[index].offline, &stats)
-            try checkCache(devices[index], &stats)
+            try checkMetadata(devices[index], quiescent: !models[index].offline && !holding.contains(index), &stats)
+            try checkCache(devices[index], open: writers[index]?.ino, &stats)
         }
 
         for index in online {
@@ -226,6 +246,7 @@ final class SoakBatch {
             models[index].writtenInodes = []
             models[index].contentEdits = []
             models[index].unseen = []
+            models[index].maybeUnseen = try heldVersions(devices[index])
         }
     }
 

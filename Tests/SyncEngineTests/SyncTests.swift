@@ -335,27 +335,6 @@ import Testing
         await b.shutdown()
     }
 
-    @Test func aRemoteChangeWaitsForALocalWriter() async throws {
-        let store = InMemoryStore()
-        let a = try await TestDevice(store: store, name: "a")
-        let b = try await TestDevice(store: store, name: "b")
-        try await a.write("log.txt", "v1")
-        try await a.sync()
-        try await b.sync()
-        #expect(try await b.read("log.txt") == "v1")
-        let ino = try #require(b.inode("log.txt"))
-        let writer = try await b.open(ino, flags: O_RDWR)
-        try await a.write("log.txt", "v2 from a")
-        try await a.sync()
-        await #expect(throws: SyncError.self) { try await b.sync() }
-        #expect(await b.engine.status().lastError?.contains("log.txt") == true)
-        b.core.release(handle: writer)
-        try await b.sync()
-        #expect(try await b.read("log.txt") == "v2 from a")
-        await a.shutdown()
-        await b.shutdown()
-    }
-
     @Test func hostileOperationsAreRefusedOneByOne() async throws {
         let store = InMemoryStore()
         let a = try await TestDevice(store: store, name: "a")

@@ -1,0 +1,213 @@
+import CloudFileSystem
+import ContainerStore
+import DeviceFixture
+import Foundation
+import Glibc
+import ItemModel
+import SyncEngine
+import Synchronization
+import Testing
+
+/// A file held open for writing holds back only its own change: another device's change to
+/// it waits for it alone (persisted, superseded by later ones), everything else goes on both
+/// ways, and when the writer closes the change is applied by the usual rules.
+@Suite struct HeldChangeTests {
+    /// Two devices that both have `log.txt` = "v1", and b's handle open for writing on it.
+    func devicesWithAWriter(_ store: InMemoryStore) async throws -> (a: TestDevice, b: TestDevice, writer: UInt64) {
+        let a = try await TestDevice(store: store, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        try await a.write("log.txt", "v1")
+        try await a.sync()
+        try await b.sync()
+        #expect(try await b.read("log.txt") == "v1")
+        let writer = try await b.open(try #require(b.inode("log.txt")), flags: O_RDWR)
+        return (a, b, writer)
+    }
+
+    @Test func aFileOpenForWritingHoldsBackOnlyItsOwnChange() async throws {
+        let store = InMemoryStore()
+        let (a, b, writer) = try await devicesWithAWriter(store)
+        let seen = Mutex<[String]>([])
+        let subscription = b.engine.feed.subscribe { event in seen.withLock { $0.append("\(event.event.rawValue) \(event.path)") } }
+        // One record: log.txt's new content and a new file.
+        let records = store.count(under: ContainerLayout.journalPrefix)
+        try await a.write("log.txt", "v2 from a")
+        try await a.write("new-from-a.txt", "hello")
+        try await a.sync()
+        #expect(store.count(under: ContainerLayout.journalPrefix) == records + 1)
+        try await b.sync()
+        // The rest of the record landed; the held file keeps what the writer opened.
+        #expect(try await b.read("new-from-a.txt") == "hello")
+        #expect(try await b.read("log.txt") == "v1")
+        let status = await b.engine.status()
+        #expect(status.held?.count == 1)
+        #expect(status.held?.first?.hasPrefix("/log.txt:") == true)
+        #expect(status.lastError == nil)
+        // Both ways, later records and local changes alike.
+        try await b.write("from-b.txt", "b was here")
+        try await b.sync()
+        try await a.sync()
+        #expect(try await a.read("from-b.txt") == "b was here")
+        try await a.write("later.txt", "later")
+        try await a.sync()
+        try await b.sync()
+        #expect(try await b.read("later.txt") == "later")
+        // Closed without a write: the other device's version is applied.
+        b.core.release(handle: writer)
+        try await b.sync()
+        #expect(try await b.read("log.txt") == "v2 from a")
+        #expect(await b.engine.status().held?.isEmpty == true)
+        try await a.sync()
+        #expect(try await a.tree() == b.tree())
+        b.engine.feed.unsubscribe(subscription)
+        let events = seen.withLock { $0 }
+        let heldAt = try #require(events.firstIndex(of: "held /log.txt"))
+        #expect(events[heldAt...].contains("modified /log.txt"))
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    @Test func aHeldChangeMeetsTheWritersVersionAsAConflictBothKept() async throws {
+        let store = InMemoryStore()
+        let (a, b, writer) = try await devicesWithAWriter(store)
+        try await a.write("log.txt", "v2 from a")
+        try await a.sync()
+        try await b.sync()
+        _ = try Array("written on b".utf8).withUnsafeBytes { try b.core.write(handle: writer, data: $0, offset: 0) }
+        try b.core.fsync(handle: writer)
+        // Written, but its change is not pushed over the held one.
+        try await b.sync()
+        try await a.sync()
+        #expect(try await a.read("log.txt") == "v2 from a")
+        b.core.release(handle: writer)
+        try await b.sync()
+        try await a.sync()
+        for device in [a, b] {
+            let tree = try await device.tree()
+            #expect(tree["log.txt"] == "v2 from a")
+            let copies = tree.filter { $0.key.hasPrefix("log (conflict from b ") }
+            #expect(copies.count == 1)
+            #expect(copies.first?.value == "written on b")
+        }
+        #expect(try await a.tree() == b.tree())
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    @Test func aHeldChangeSurvivesARestart() async throws {
+        let store = InMemoryStore()
+        let (a, b, _) = try await devicesWithAWriter(store)
+        try await a.write("log.txt", "v2 from a")
+        try await a.sync()
+        try await b.sync()
+        #expect(await b.engine.status().held?.count == 1)
+        // The daemon stops with the file still open; the next start has no writer.
+        await b.shutdown()
+        let restarted = try await TestDevice(store: store, name: "b", stateDir: b.stateDir)
+        #expect(try await restarted.read("log.txt") == "v2 from a")
+        #expect(await restarted.engine.status().held?.isEmpty == true)
+        try await a.sync()
+        #expect(try await a.tree() == restarted.tree())
+        await a.shutdown()
+        await restarted.shutdown()
+    }
+
+    @Test func aLaterChangeReplacesAHeldOneAndADeleteWaitsToo() async throws {
+        let store = InMemoryStore()
+        let (a, b, writer) = try await devicesWithAWriter(store)
+        try a.mkdir("docs")
+        try await a.write("docs/kept.txt", "in the folder")
+        try await a.sync()
+        try await b.sync()
+        for version in ["v2", "v3"] {
+            try await a.write("log.txt", version)
+            try await a.sync()
+            try await b.sync()
+        }
+        #expect(await b.engine.status().held?.count == 1)
+        try a.remove("log.txt")
+        try await a.sync()
+        try await b.sync()
+        // The delete waits for the writer too: the file is still there, as it was opened.
+        #expect(try await b.read("log.txt") == "v1")
+        #expect(await b.engine.status().held?.count == 1)
+        // A folder delete that would take an open file waits the same way.
+        let inside = try await b.open(try #require(b.inode("docs/kept.txt")), flags: O_WRONLY)
+        try a.remove("docs/kept.txt")
+        try a.remove("docs")
+        try await a.sync()
+        try await b.sync()
+        #expect(try await b.read("docs/kept.txt") == "in the folder")
+        #expect(await b.engine.status().held?.count == 3)
+        b.core.release(handle: writer)
+        b.core.release(handle: inside)
+        try await b.sync()
+        #expect(b.inode("log.txt") == nil)
+        #expect(b.inode("docs") == nil)
+        #expect(await b.engine.status().held?.isEmpty == true)
+        try await a.sync()
+        #expect(try await a.tree() == b.tree())
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    /// A folder delete held for a writer inside: what this device puts in the folder
+    /// meanwhile stays here (the others no longer have the folder), and goes out with the
+    /// folder once the delete lands and meets it (an edit wins over a delete).
+    @Test func whatIsPutInAFolderWhoseDeleteIsHeldWaitsForIt() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        try a.mkdir("docs")
+        try await a.write("docs/kept.txt", "in the folder")
+        try await a.sync()
+        try await b.sync()
+        let writer = try await b.open(try #require(b.inode("docs/kept.txt")), flags: O_RDWR)
+        try a.remove("docs/kept.txt")
+        try a.remove("docs")
+        try await a.sync()
+        try await b.sync()
+        #expect(await b.engine.status().held?.count == 2)
+        try await b.write("docs/new.txt", "new on b")
+        try await b.write("elsewhere.txt", "also new on b")
+        try await b.sync()
+        try await a.sync()
+        #expect(try await a.read("elsewhere.txt") == "also new on b")
+        #expect(a.inode("docs") == nil)
+        #expect(await a.engine.status().lastError == nil)
+        #expect(await a.engine.status().errors.isEmpty)
+        b.core.release(handle: writer)
+        try await b.sync()
+        try await a.sync()
+        #expect(try await a.read("docs/new.txt") == "new on b")
+        #expect(a.inode("docs/kept.txt") == nil)
+        #expect(try await a.tree() == b.tree())
+        #expect(await b.engine.status().held?.isEmpty == true)
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    /// Another device deletes a held file and puts a new one in its place: here the held
+    /// one steps aside without that being a change of this device, so its delete still
+    /// lands when the writer closes (pushed, the rename would bring it back everywhere).
+    @Test func aHeldItemStepsAsideHereOnlyAndItsDeleteStillLands() async throws {
+        let store = InMemoryStore()
+        let (a, b, writer) = try await devicesWithAWriter(store)
+        try a.remove("log.txt")
+        try await a.write("log.txt", "a new file")
+        try await a.sync()
+        try await b.sync()
+        #expect(try await b.read("log.txt") == "a new file")
+        #expect(try await b.tree().count == 2)
+        try await b.sync()
+        try await a.sync()
+        #expect(try await a.tree() == ["log.txt": "a new file"])
+        b.core.release(handle: writer)
+        try await b.sync()
+        try await a.sync()
+        #expect(try await b.tree() == ["log.txt": "a new file"])
+        #expect(try await a.tree() == ["log.txt": "a new file"])
+        await a.shutdown()
+        await b.shutdown()
+    }
+}
