@@ -50,16 +50,21 @@ extension FileSystemCore {
         }
     }
 
-    func openFile(_ row: ItemRow, flags: Int32) throws(FileSystemError) -> (handle: UInt64, keepCache: Bool)? {
+    /// `created`: the file was just made for this open (its creation is the writer's).
+    func openFile(_ row: ItemRow, flags: Int32, created: Bool = false) throws(FileSystemError) -> (handle: UInt64, keepCache: Bool)? {
         let ino = row.inode
         let writable = flags & O_ACCMODE != O_RDONLY
         let truncate = flags & O_TRUNC != 0 && writable
+        var wrote = created
         if row.contentState == .placeholder {
             // Nothing to download when the content is empty (now).
             guard truncate || row.size == 0 else { return nil }
             do { try cache.createEmpty(ino) } catch { throw Self.wrap(error) }
             try write { db in try ItemRow.setContentState(.local, of: ino, db) }
-            if truncate && row.size > 0 { try noteContentChange(ino) }
+            if truncate && row.size > 0 {
+                try noteContentChange(ino)
+                wrote = true
+            }
         }
         let fd: Int32
         do { fd = try cache.open(ino, writable: writable) } catch { throw Self.wrap(error) }
@@ -73,8 +78,9 @@ extension FileSystemCore {
                 Glibc.close(fd)
                 throw error
             }
+            wrote = true
         }
-        return handles.open(OpenFile(ino: ino, fd: fd, writable: writable, append: flags & O_APPEND != 0))
+        return handles.open(OpenFile(ino: ino, fd: fd, writable: writable, append: flags & O_APPEND != 0), wroteOnOpen: wrote && writable)
     }
 
     /// A placeholder opened for reading: the open returns as soon as the download has

@@ -88,7 +88,7 @@ extension FileSystemCore {
     public func create(parent: Inode, name: [UInt8], mode: UInt32, flags: Int32, caller: Caller) throws(FileSystemError) -> (ItemAttributes, UInt64) {
         let row = try insertNew(parent: parent, name: name, kind: .file, mode: mode, caller: caller)
         // A new file is empty and local: it never waits for content.
-        guard let opened = try openFile(row, flags: flags & ~O_TRUNC) else { throw FileSystemError(.io, "new file \(row.inode) is a placeholder") }
+        guard let opened = try openFile(row, flags: flags & ~O_TRUNC, created: true) else { throw FileSystemError(.io, "new file \(row.inode) is a placeholder") }
         return (try attributes(of: row), opened.handle)
     }
 

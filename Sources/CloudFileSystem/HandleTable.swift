@@ -86,7 +86,9 @@ public final class HandleTable: LocalActivity {
 
     // MARK: Handles
 
-    func open(_ file: OpenFile) -> (handle: UInt64, keepCache: Bool) {
+    /// `wroteOnOpen`: the open itself changed the content (`O_TRUNC`, a create), which is
+    /// the new writer's first write, not yet published.
+    func open(_ file: OpenFile, wroteOnOpen: Bool = false) -> (handle: UInt64, keepCache: Bool) {
         state.withLock { state in
             let handle = state.nextHandle
             state.nextHandle += 1
@@ -96,8 +98,9 @@ public final class HandleTable: LocalActivity {
             live.openCount += 1
             if file.writable {
                 // What was written before (and closed, or truncated by path) is published:
-                // a program that opens the file for writing has written nothing yet.
-                if live.writers == 0 { live.syncedGeneration = live.writeGeneration }
+                // a program that opens the file for writing has written nothing yet, unless
+                // its open did (any generation other than the current one says so).
+                if live.writers == 0 { live.syncedGeneration = wroteOnOpen ? live.writeGeneration &- 1 : live.writeGeneration }
                 live.writers += 1
             }
             let keep = !live.contentReplaced
@@ -173,6 +176,10 @@ public final class HandleTable: LocalActivity {
 
     public func hasWriters(_ ino: Inode) -> Bool {
         peek(ino) { $0.writers > 0 }
+    }
+
+    public var hasAnyWriters: Bool {
+        state.withLock { state in state.live.values.contains { $0.writers > 0 } }
     }
 
     public func isBeingWritten(_ ino: Inode) -> Bool {

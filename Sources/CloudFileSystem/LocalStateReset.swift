@@ -15,7 +15,7 @@ public enum LocalStateReset {
     /// The log, the lock and `quarantine/` stay; anything else in the folder is not ours.
     public static let removable = [
         StateRecovery.databaseName, StateRecovery.databaseName + "-wal", StateRecovery.databaseName + "-shm",
-        "cache", "control.sock", "store-verified", "unmount-result",
+        "cache", "control.sock", "store-verified", "unmount-result", "stopping",
     ]
 
     public static func holdsState(_ stateDir: String) -> Bool {

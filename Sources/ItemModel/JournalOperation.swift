@@ -34,4 +34,8 @@ public enum JournalOperation: Hashable, Sendable, Codable {
         case .delete(let id): id
         }
     }
+
+    public var isDelete: Bool {
+        if case .delete = self { true } else { false }
+    }
 }

@@ -37,6 +37,10 @@ public enum HeldChanges {
         )
     }
 
+    public static func isEmpty(_ db: Database) throws -> Bool {
+        try !(Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM held)")) ?? false)
+    }
+
     public static func find(_ id: ItemID, _ db: Database) throws -> HeldChange? {
         try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM held WHERE id = ?"), arguments: [id.rawValue]).map(decode)
     }

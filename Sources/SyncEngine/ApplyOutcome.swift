@@ -1,5 +1,6 @@
 import Inodes
 import ItemModel
+import MetadataStore
 
 /// What applying one journal record changed locally, beyond the database itself.
 struct ApplyOutcome: Sendable {
@@ -16,7 +17,8 @@ struct ApplyOutcome: Sendable {
     /// (`RecordApplier.undelete`), by id, with their change generation then; carried from
     /// record to record by the engine.
     var resurrected: [ItemID: Int64] = [:]
-    /// A change was held for a local writer, or a held one applied: the engine's list of
-    /// held changes must be read again.
-    var heldChanged = false
+    /// Changes now held for a local writer (`HeldChanges`), and items whose held change
+    /// was applied: what the engine's list of held changes becomes.
+    var held: [ItemID: HeldChange] = [:]
+    var released: Set<ItemID> = []
 }

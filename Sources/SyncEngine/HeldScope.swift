@@ -39,46 +39,63 @@ struct HeldScope: Sendable {
 
     /// The rows it keeps back, and what they in turn keep back: an item inside a new folder
     /// that waits, an item put where one that waits is committed, and the delete of a folder
-    /// that has one that waits in it.
+    /// that has one that waits in it. The database is asked a bounded number of questions
+    /// per row, once; the closure is computed in memory.
     func split(_ rows: [ItemRow], _ db: Database) throws -> (pushable: [ItemRow], heldBack: [ItemRow]) {
         guard !items.isEmpty else { return (rows, []) }
-        var (pushable, heldBack): ([ItemRow], [ItemRow]) = ([], [])
+        let folders = try heldFolders(db)
+        var waiting = Set<Inode>()
+        var waitingNew = Set<Inode>()
+        var waitingIDs = Set<ItemID>()
+        var needs: [(row: ItemRow, ids: [ItemID])] = []
         for row in rows {
-            if try contains(row, db) { heldBack.append(row) } else { pushable.append(row) }
+            if try contains(row, folders: folders, db) {
+                waiting.insert(row.inode)
+                waitingIDs.insert(row.itemID)
+                if row.baseSeq == 0 { waitingNew.insert(row.inode) }
+            } else {
+                needs.append((row, try committedNeighbours(row, db)))
+            }
         }
-        var changed = !heldBack.isEmpty
+        var changed = true
         while changed {
             changed = false
-            let waitingNew = Set(heldBack.filter { $0.baseSeq == 0 }.map(\.inode))
-            let waitingIDs = Set(heldBack.map(\.itemID))
-            for (index, row) in pushable.enumerated().reversed() {
-                guard try waits(row, newFolders: waitingNew, items: waitingIDs, db) else { continue }
-                heldBack.append(pushable.remove(at: index))
+            for (row, ids) in needs where !waiting.contains(row.inode) {
+                let parentWaits = row.parent.map(waitingNew.contains) ?? false
+                guard parentWaits || ids.contains(where: waitingIDs.contains) else { continue }
+                waiting.insert(row.inode)
+                waitingIDs.insert(row.itemID)
+                if row.baseSeq == 0 { waitingNew.insert(row.inode) }
                 changed = true
             }
         }
-        return (pushable, heldBack)
+        return (rows.filter { !waiting.contains($0.inode) }, rows.filter { waiting.contains($0.inode) })
     }
 
-    private func waits(_ row: ItemRow, newFolders: Set<Inode>, items: Set<ItemID>, _ db: Database) throws -> Bool {
-        if row.deleted && row.itemKind == .directory {
-            return try BaseSnapshots.children(of: row.itemID, db).contains(where: items.contains)
-        }
-        guard let parentIno = row.parent else { return false }
-        if newFolders.contains(parentIno) { return true }
-        guard !row.deleted, row.dirtyFlags.contains(.metadata), let parent = try ItemRow.find(ino: parentIno, db) else { return false }
-        return try BaseSnapshots.holders(of: row.itemName, in: parent.itemID, db).contains(where: items.contains)
+    /// The committed items a row's push needs settled first: what the others have in a
+    /// folder it deletes, or what holds the name it takes.
+    private func committedNeighbours(_ row: ItemRow, _ db: Database) throws -> [ItemID] {
+        if row.deleted && row.itemKind == .directory { return try BaseSnapshots.children(of: row.itemID, db) }
+        guard !row.deleted, row.dirtyFlags.contains(.metadata), let parentIno = row.parent,
+              let parent = try ItemRow.find(ino: parentIno, db) else { return [] }
+        return try BaseSnapshots.holders(of: row.itemName, in: parent.itemID, db)
+    }
+
+    /// The folders whose delete is held, as inodes here.
+    private func heldFolders(_ db: Database) throws -> [Inode] {
+        try deletes.compactMap { id in try ItemRow.find(id: id, db).flatMap { $0.itemKind == .directory ? $0.inode : nil } }
     }
 
     func contains(_ row: ItemRow, _ db: Database) throws -> Bool {
         guard !items.isEmpty else { return false }
+        return try contains(row, folders: heldFolders(db), db)
+    }
+
+    private func contains(_ row: ItemRow, folders: [Inode], _ db: Database) throws -> Bool {
         if items.contains(row.itemID) { return true }
         // A folder delete must take what the others have in it, a held item among them.
         if row.deleted && row.itemKind == .directory && parents.contains(row.itemID) { return true }
-        for id in deletes {
-            guard let folder = try ItemRow.find(id: id, db), folder.itemKind == .directory else { continue }
-            if try ItemRow.isInside(row.inode, folder.inode, db) { return true }
-        }
+        for folder in folders where try ItemRow.isInside(row.inode, folder, db) { return true }
         guard !row.deleted, row.dirtyFlags.contains(.metadata), let parentIno = row.parent,
               let parent = try ItemRow.find(ino: parentIno, db) else { return false }
         if places.contains(Place(parent: parent.itemID, name: row.itemName)) { return true }

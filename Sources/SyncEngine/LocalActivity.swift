@@ -5,6 +5,9 @@ import Inodes
 public protocol LocalActivity: Sendable {
     /// A program has the item open for writing: a remote version waits until it is closed.
     func hasWriters(_ ino: Inode) -> Bool
+    /// Any item is open for writing: when none is and nothing is held, no remote change
+    /// needs the checks for holding.
+    var hasAnyWriters: Bool { get }
     /// Open for writing and written since the last fsync: not uploaded until closed or fsynced.
     func isBeingWritten(_ ino: Inode) -> Bool
     /// Bumped by every local content change; an upload is committed as clean only if unchanged.

@@ -11,10 +11,12 @@ extension RecordApplier {
     /// written (`blockingWriter`), or that has a change held already (the newer one replaces
     /// it): the rest of the record goes on. True if held.
     mutating func hold(_ operation: JournalOperation, seq: UInt64) throws -> Bool {
+        guard mayHold else { return false }
         let earlier = try HeldChanges.find(operation.itemID, db)
         guard let writer = try Self.blockingWriter(operation, db, activity) ?? earlier?.waitingFor else { return false }
-        try HeldChanges.hold(HeldChange(seq: seq, operation: operation, device: committer.device, time: committer.time, waitingFor: writer), db)
-        outcome.heldChanged = true
+        let change = HeldChange(seq: seq, operation: operation, device: committer.device, time: committer.time, waitingFor: writer)
+        try HeldChanges.hold(change, db)
+        outcome.held[change.itemID] = change
         if let row = try ItemRow.find(id: operation.itemID, db) {
             note(.held, row.inode, detail: "the change of journal \(seq) waits until \(writer) is closed here")
         }
@@ -51,7 +53,7 @@ extension RecordApplier {
         comingLater = [:]
         displaced = [:]
         try HeldChanges.remove(change.itemID, db)
-        outcome.heldChanged = true
+        outcome.released.insert(change.itemID)
         switch change.operation {
         case .upsert(let item): try upsert(item, seq: change.seq, own: false)
         case .delete(let id): try delete(id)

@@ -27,6 +27,10 @@ struct RecordApplier {
     let watched: Bool
     var outcome = ApplyOutcome()
     private var pending: [PendingEvent] = []
+    /// Whether any operation of this record may be held: something is held already, or a
+    /// program has a file open for writing. Checked once per record, so a record applied
+    /// with no writer anywhere costs no checks per operation.
+    var mayHold = false
     /// The record being applied: who committed it and when, for file versions.
     var committer = (device: "", time: Int64(0))
     /// Ids that an operation later in the current record places or deletes (a swap, a
@@ -74,6 +78,7 @@ struct RecordApplier {
 
     mutating func apply(_ record: JournalRecord, seq: UInt64) throws {
         let own = record.device == device.id
+        mayHold = try activity.hasAnyWriters || !HeldChanges.isEmpty(db)
         committer = (record.deviceName, record.time)
         comingLater = [:]
         displaced = [:]

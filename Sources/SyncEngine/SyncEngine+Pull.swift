@@ -127,7 +127,8 @@ extension SyncEngine {
             logger.error("refused from the store: \(refusal)")
             remember(refusal, in: &errors)
         }
-        if outcome.heldChanged { await readHeld() }
+        for id in outcome.released { held[id] = nil }
+        held.merge(outcome.held) { _, newer in newer }
         await purgeDeleted()
         if !outcome.placeholders.isEmpty {
             let candidates = outcome.placeholders
@@ -138,11 +139,15 @@ extension SyncEngine {
 
     // MARK: Held changes
 
-    /// Applies the held changes that nothing holds any more (their writer closed, or a
-    /// restart freed them), oldest first, each in a transaction of its own.
+    /// Applies the held changes that nothing holds any more (their writer closed or wrote,
+    /// or a restart freed them), each in a transaction of its own: upserts before deletes
+    /// (a move out of a folder before the folder's delete), each oldest first.
     func settleHeld() async throws(SyncError) {
         let activity = self.activity
-        for change in held.values.sorted(by: { $0.seq < $1.seq }) {
+        let order = held.values.sorted { first, second in
+            (first.operation.isDelete ? 1 : 0, first.seq) < (second.operation.isDelete ? 1 : 0, second.seq)
+        }
+        for change in order {
             let blocked = try await calls.read("cannot read a held change") { db in
                 try RecordApplier.blockingWriter(change.operation, db, activity) != nil
             }
@@ -152,8 +157,10 @@ extension SyncEngine {
             let outcome: ApplyOutcome?
             do {
                 outcome = try await metadata.write { db -> ApplyOutcome? in
-                    // Again under the leases: a program may have opened the file meanwhile.
-                    guard try RecordApplier.blockingWriter(change.operation, db, activity) == nil else { return nil }
+                    // Again under the leases: a program may have opened the file meanwhile (and
+                    // a later record replaced the change, if the list is not current).
+                    guard try HeldChanges.find(change.itemID, db)?.seq == change.seq,
+                          try RecordApplier.blockingWriter(change.operation, db, activity) == nil else { return nil }
                     var applier = RecordApplier(
                         db: db, device: device, activity: activity, now: Timestamp.now(), watched: watched, resurrected: resurrected
                     )
@@ -168,18 +175,8 @@ extension SyncEngine {
                 leases.release()
                 continue
             }
-            logger.info("the change of journal \(change.seq) to \(change.waitingFor) is applied: it is no longer open for writing")
+            logger.info("the held change of journal \(change.seq) to \(change.waitingFor) is applied: the file is closed or written here")
             await finish(outcome, releasing: leases)
-        }
-    }
-
-    /// The held changes, as the database has them.
-    func readHeld() async {
-        do {
-            let all = try await metadata.read { db in try HeldChanges.all(db) }
-            held = Dictionary(all.map { ($0.itemID, $0) }, uniquingKeysWith: { _, newer in newer })
-        } catch {
-            logger.error("cannot read the held changes: \(error)")
         }
     }
 

@@ -48,18 +48,28 @@ final class Daemon {
             signal(SIGINT, SIG_IGN)
             logger.info("unmounting; pushing pending changes")
             ServiceManager.notify("STOPPING=1\nSTATUS=pushing pending changes")
-            let stopping = options.resolvedStateDir + "/" + StateDirLock.stopping
-            _ = FileManager.default.createFile(atPath: stopping, contents: Data("\(getpid())\n".utf8))
-            defer { unlink(stopping) }
+            // Left in place until the next daemon has the lock (it removes it then): a mount
+            // that waits for this push never sees the lock held with no marker.
+            if let failure = StateDirLock.markStopping(options.resolvedStateDir) {
+                logger.error("cannot mark the state dir as stopping: \(failure); a mount of it before this push ends fails")
+            }
             mount.control.stop()
             mount.budget.stop()
             // Unmounted first, so no program waits on a mount nobody serves during the last push.
             mount.session.unmount()
             mount.notifier.stop()
             mount.handles.closeAll()
-            let pending = (try? Blocking.wait { await mount.sync.shutdown() }) ?? 0
+            let pending: Int
+            do { pending = try Blocking.wait { await mount.sync.shutdown() } } catch {
+                logger.error("the last push failed: \(error)")
+                pending = 0
+            }
             // For `ubiqfs unmount`, which waits for this process and tells the terminal.
-            try? String(pending).write(toFile: options.resolvedStateDir + "/" + Self.unmountResult, atomically: true, encoding: .utf8)
+            do {
+                try String(pending).write(toFile: options.resolvedStateDir + "/" + Self.unmountResult, atomically: true, encoding: .utf8)
+            } catch {
+                logger.error("cannot write \(Self.unmountResult): \(error)")
+            }
             if pending > 0 { logger.notice("\(pending) items still to push; they are pushed after the next mount") }
             logger.info("stopped")
             return 0

@@ -34,18 +34,26 @@ enum StateDirLock {
     /// reason to wait; `grace` covers the moment between an unmount and its marker.
     static func takeWaiting(_ stateDir: String, limit: Double = 150, grace: Double = 2, waiting: () -> Void) -> Outcome {
         let start = Date()
-        var told = false
+        var seen = false
         while true {
             let outcome = take(stateDir, create: true)
             guard case .held = outcome else { return outcome }
             let elapsed = Date().timeIntervalSince(start)
-            let stopping = access(stateDir + "/" + Self.stopping, F_OK) == 0
-            if elapsed > limit || (!stopping && elapsed > grace) { return outcome }
-            if stopping && !told {
+            if !seen && access(stateDir + "/" + Self.stopping, F_OK) == 0 {
+                seen = true
                 waiting()
-                told = true
             }
+            if elapsed > limit || (!seen && elapsed > grace) { return outcome }
             usleep(100_000)
         }
+    }
+
+    /// Marks the state dir as `stopping` (mode 0600, the daemon's pid); nil or what failed.
+    static func markStopping(_ stateDir: String) -> String? {
+        let fd = open(stateDir + "/" + Self.stopping, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return String(cString: strerror(errno)) }
+        defer { close(fd) }
+        let line = Array("\(getpid())\n".utf8)
+        return write(fd, line, line.count) == line.count ? nil : String(cString: strerror(errno))
     }
 }

@@ -84,5 +84,11 @@ import Testing
         _ = table.noteWrite(11)
         #expect(table.isBeingWritten(11))
         _ = table.close(second)
+        // An open that truncates (or creates) has written: `> file` of a slow command is
+        // not published empty.
+        _ = table.noteWrite(11)
+        let truncating = table.open(OpenFile(ino: 11, fd: open("/dev/null", O_WRONLY), writable: true, append: false), wroteOnOpen: true).handle
+        #expect(table.isBeingWritten(11))
+        _ = table.close(truncating)
     }
 }

@@ -210,4 +210,30 @@ import Testing
         await a.shutdown()
         await b.shutdown()
     }
+
+    /// What a writer's open did itself (`O_TRUNC`, a create) is its first write: the empty
+    /// file is not published while the program has not written the rest (`cmd > file`).
+    @Test func aTruncatingOrCreatingOpenPublishesNothingUntilItsWriterIsDone() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        try await a.write("out.txt", "old output")
+        try await a.sync()
+        let truncating = try await a.open(try #require(a.inode("out.txt")), flags: O_WRONLY | O_TRUNC)
+        let (_, creating) = try a.core.create(parent: .root, name: Array("new.txt".utf8), mode: 0o644, flags: O_WRONLY, caller: TestDevice.caller)
+        try await a.sync()
+        try await b.sync()
+        #expect(try await b.read("out.txt") == "old output")
+        #expect(b.inode("new.txt") == nil)
+        for (handle, text) in [(truncating, "new output"), (creating, "made")] {
+            _ = try Array(text.utf8).withUnsafeBytes { try a.core.write(handle: handle, data: $0, offset: 0) }
+            a.core.release(handle: handle)
+        }
+        try await a.sync()
+        try await b.sync()
+        #expect(try await b.read("out.txt") == "new output")
+        #expect(try await b.read("new.txt") == "made")
+        await a.shutdown()
+        await b.shutdown()
+    }
 }
