@@ -61,7 +61,7 @@ let package = Package(
             name: "CloudFileSystem",
             dependencies: [
                 "FuseKit", "Inodes", "ItemModel", "MetadataStore", "ContentCache", "FileCoordinator",
-                "ContainerStore", "SyncEngine",
+                "ContainerStore", "SyncEngine", "CSystemShims",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -80,7 +80,11 @@ extension FileSystemCore {
             }
             wrote = true
         }
-        return handles.open(OpenFile(ino: ino, fd: fd, writable: writable, append: flags & O_APPEND != 0), wroteOnOpen: wrote && writable)
+        let file = OpenFile(
+            ino: ino, fd: fd, writable: writable, append: flags & O_APPEND != 0,
+            bypassesPageCache: writable && (flags & OpenFlags.direct != 0 || flags & O_ACCMODE == O_WRONLY)
+        )
+        return handles.open(file, wroteOnOpen: wrote && writable, created: created)
     }
 
     /// A placeholder opened for reading: the open returns as soon as the download has
@@ -164,7 +168,7 @@ extension FileSystemCore {
     public func write(handle: UInt64, data: UnsafeRawBufferPointer, offset: Int64) throws(FileSystemError) -> Int {
         guard let file = handles.file(handle) else { throw FileSystemError(.badHandle) }
         guard file.writable else { throw FileSystemError(.badHandle) }
-        return try withLeases([(file.ino, .exclusive)], "write") { () throws(FileSystemError) in
+        let written = try withLeases([(file.ino, .exclusive)], "write") { () throws(FileSystemError) in
             var at = offset
             if file.append, let status = cache.status(fd: file.fd) { at = status.size }
             do throws(SystemError) {
@@ -175,6 +179,13 @@ extension FileSystemCore {
             try noteContentChange(file.ino)
             return data.count
         }
+        // Pages cached through another descriptor now hold old bytes: a racing reader may
+        // even have cached them while this write was under way, and the kernel does not drop
+        // them after an asynchronous direct write. The next open drops them at once.
+        if file.bypassesPageCache && handles.directWriteNeedsInvalidation(file.ino) {
+            notifier.invalidate([.inode(file.ino, data: true)])
+        }
+        return written
     }
 
     public func fsync(handle: UInt64) throws(FileSystemError) {
@@ -214,14 +225,32 @@ extension FileSystemCore {
         if closed.purge { purge(closed.file.ino) }
     }
 
-    public func fallocate(handle: UInt64, mode: Int32, offset: Int64, length: Int64) throws(FileSystemError) {
+    /// Like a write, an allocation by someone other than root clears setuid and setgid
+    /// (the kernel does it for writes, not for FUSE's fallocate).
+    public func fallocate(handle: UInt64, mode: Int32, offset: Int64, length: Int64, caller: Caller) throws(FileSystemError) {
         guard let file = handles.file(handle), file.writable else { throw FileSystemError(.badHandle) }
         guard mode == 0 else { throw FileSystemError(.notSupported) }
-        try withLeases([(file.ino, .exclusive)], "fallocate") { () throws(FileSystemError) in
+        let clearedSetID = try withLeases([(file.ino, .exclusive)], "fallocate") { () throws(FileSystemError) -> Bool in
             let result = posix_fallocate(file.fd, off_t(offset), off_t(length))
             guard result == 0 else { throw Self.localFailure(result, "fallocate failed") }
             try noteContentChange(file.ino)
+            guard caller.uid != 0 else { return false }
+            return try write { db in
+                guard var row = try ItemRow.find(ino: file.ino, db), Self.clearingSetID(row.mode) != row.mode else { return false }
+                row.mode = Self.clearingSetID(row.mode)
+                row.markChanged(.metadata, now: Timestamp.now())
+                try row.update(db)
+                return true
+            }
         }
+        if clearedSetID { notifier.invalidate([.inode(file.ino, data: false)]) }
+    }
+
+    /// The mode without setuid, and without setgid when group execute is set.
+    static func clearingSetID(_ mode: Int64) -> Int64 {
+        var mode = mode & ~Int64(0o4000)
+        if mode & 0o2010 == 0o2010 { mode &= ~Int64(0o2000) }
+        return mode
     }
 
     // MARK: setattr
@@ -268,8 +297,9 @@ extension FileSystemCore {
             if let uid = changes.uid { row.uid = Int64(uid) }
             if let gid = changes.gid { row.gid = Int64(gid) }
             if changes.uid != nil || changes.gid != nil {
-                // chown clears setuid/setgid, as on every Linux filesystem.
-                if row.itemKind == .file { row.mode &= ~0o6000 }
+                // chown clears setuid, and setgid where it means "run as group" (with group
+                // execute; without, it marks mandatory locking and stays), as Linux does.
+                if row.itemKind == .file { row.mode = Self.clearingSetID(row.mode) }
                 row.ctime = now
             }
             if let atime = changes.atime {

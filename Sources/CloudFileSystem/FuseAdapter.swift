@@ -281,7 +281,7 @@ public final class FuseAdapter: FuseOperations {
 
     public func fallocate(_ request: FuseRequest, ino: Inode, handle: UInt64, mode: Int32, offset: Int64, length: Int64) {
         do {
-            try core.fallocate(handle: handle, mode: mode, offset: offset, length: length)
+            try core.fallocate(handle: handle, mode: mode, offset: offset, length: length, caller: Self.caller(request))
             request.reply(error: 0)
         } catch {
             fail(request, error, "fallocate")

@@ -19,6 +19,9 @@ public final class HandleTable: LocalActivity {
         var markedDirty = false
         /// Cached pages may be stale: the next open must not keep them.
         var contentReplaced = false
+        /// The kernel may hold pages of it: not known otherwise, unless the item was just
+        /// created and only opened around the page cache since.
+        var mayHaveCachedPages = true
         /// Unlinked here: drop the row once nothing uses the inode.
         var unlinked = false
 
@@ -88,13 +91,16 @@ public final class HandleTable: LocalActivity {
 
     /// `wroteOnOpen`: the open itself changed the content (`O_TRUNC`, a create), which is
     /// the new writer's first write, not yet published.
-    func open(_ file: OpenFile, wroteOnOpen: Bool = false) -> (handle: UInt64, keepCache: Bool) {
+    /// `created`: the item is new, so the kernel has no pages of it yet.
+    func open(_ file: OpenFile, wroteOnOpen: Bool = false, created: Bool = false) -> (handle: UInt64, keepCache: Bool) {
         state.withLock { state in
             let handle = state.nextHandle
             state.nextHandle += 1
             state.files[handle] = file
             state.lastUse[file.ino] = Timestamp.now()
             var live = state.live[file.ino] ?? Live()
+            if created && live.openCount == 0 { live.mayHaveCachedPages = false }
+            if !file.bypassesPageCache { live.mayHaveCachedPages = true }
             live.openCount += 1
             if file.writable {
                 // What was written before (and closed, or truncated by path) is published:
@@ -166,6 +172,12 @@ public final class HandleTable: LocalActivity {
 
     func noteFsync(_ ino: Inode) {
         update(ino) { $0.syncedGeneration = $0.writeGeneration }
+    }
+
+    /// A write went around the page cache: whether pages the kernel may hold must be
+    /// dropped (asynchronous direct writes are not followed by the kernel's own drop).
+    func directWriteNeedsInvalidation(_ ino: Inode) -> Bool {
+        peek(ino) { $0.mayHaveCachedPages }
     }
 
     func markContentReplaced(_ ino: Inode) {

@@ -70,8 +70,11 @@ import Testing
             \(bin) sync \(b) --wait
             \(bin) status \(b) | grep -q 'held: */app.db: '
             test "$(cat \(b)/app.db)" = first
-            # Held for most of a minute while both ways go on, each round through the store.
-            for round in $(seq 1 30); do
+            # Held for two minutes while both ways go on, each round through the store.
+            start=$(date +%s)
+            round=0
+            while [ $(( $(date +%s) - start )) -lt 120 ]; do
+                round=$((round + 1))
                 echo "a $round" > \(a)/a-$round.txt
                 echo "b $round" > \(b)/b-$round.txt
                 waitfor '[ "$(cat \(b)/a-$round.txt 2>/dev/null)" = "a $round" ]'

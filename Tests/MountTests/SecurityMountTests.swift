@@ -37,6 +37,15 @@ import Testing
             su nobody -s /bin/sh -c 'echo more >> \(shared)/setid'
             test "$(stat -c %a \(shared)/setid)" = 777
             test "$(cat \(shared)/setid)" = "$(printf 'start\nmore')"
+            # So does an allocation by another user (xfstests generic/683)...
+            chmod 6777 \(shared)/setid
+            su nobody -s /bin/sh -c 'fallocate -l 1M \(shared)/setid'
+            test "$(stat -c %a \(shared)/setid)" = 777
+            # ...and a chown clears setuid, and setgid only with group execute (generic/193).
+            chmod 6777 \(shared)/setid && chown nobody \(shared)/setid
+            test "$(stat -c %a \(shared)/setid)" = 777
+            chmod 2745 \(shared)/setid && chown root \(shared)/setid
+            test "$(stat -c %a \(shared)/setid)" = 2745
             """)
     }
 

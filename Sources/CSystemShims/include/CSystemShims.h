@@ -17,6 +17,12 @@ extern int pipe2(int fds[2], int flags);
 extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
 extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
 
+/// O_DIRECT, a GNU name: the open flag of I/O around the page cache, which the filesystem
+/// sees in an open's flags.
+static inline int CSystemShims_o_direct(void) {
+    return __O_DIRECT;
+}
+
 static inline ssize_t CSystemShims_getxattr(const char *path, const char *name, void *value, size_t size) {
     return getxattr(path, name, value, size);
 }
