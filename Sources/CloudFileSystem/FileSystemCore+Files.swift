@@ -36,7 +36,9 @@ extension FileSystemCore {
         let truncate = flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY
         return try withLeases([(ino, truncate ? .exclusive : .shared)], "open") { () throws(FileSystemError) -> OpenedFile? in
             let row = try row(ino)
-            guard !row.deleted else { throw FileSystemError(.notFound) }
+            // An unlinked file that something still uses opens again (/proc/PID/fd/N, a
+            // file handle), as on any Linux filesystem: its content stays until then.
+            guard !row.deleted || (row.contentState == .local && handles.isReferenced(ino)) else { throw FileSystemError(.notFound) }
             switch row.itemKind {
             case .directory: throw FileSystemError(.isDirectory)
             case .symlink: throw FileSystemError(.invalid)

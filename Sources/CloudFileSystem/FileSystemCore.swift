@@ -198,6 +198,7 @@ public final class FileSystemCore: Sendable {
 
     public func lookup(parent: Inode, name: [UInt8]) throws(FileSystemError) -> ItemAttributes {
         if name.count > ItemName.maxLength { throw FileSystemError(.nameTooLong) }
+        if name == [0x2E] || name == [0x2E, 0x2E] { return try lookupByHandle(parent, parentOf: name.count == 2) }
         return try withLeases([(parent, .shared)], "lookup") { () throws(FileSystemError) in
             let child = try readUnisolated { db -> ItemRow? in
                 _ = try Self.liveDirectory(parent, db)
@@ -208,6 +209,23 @@ public final class FileSystemCore: Sendable {
             handles.addLookup(child.inode)
             return attributes
         }
+    }
+
+    /// "." and "..", which the kernel asks for only to resolve a file handle
+    /// (`open_by_handle_at`, NFS export) of an inode it no longer holds: the item itself
+    /// (even unlinked, while something still uses it), or its folder. An item gone is
+    /// not found, which the kernel reports as a stale handle.
+    private func lookupByHandle(_ ino: Inode, parentOf: Bool) throws(FileSystemError) -> ItemAttributes {
+        let row = try readUnisolated { db -> ItemRow? in
+            guard let row = try ItemRow.find(ino: ino, db) else { return nil }
+            guard parentOf else { return row }
+            guard row.itemKind == .directory, !row.deleted else { throw FileSystemError(.notDirectory) }
+            return try ItemRow.find(ino: row.parent ?? Inode.root, db)
+        }
+        guard let row, !row.deleted || handles.isReferenced(row.inode) else { throw FileSystemError(.notFound) }
+        let attributes = try attributes(of: row)
+        handles.addLookup(row.inode)
+        return attributes
     }
 
     public func forget(_ ino: Inode, count: UInt64) {

@@ -32,6 +32,9 @@ public final class FuseAdapter: FuseOperations {
     private let writeOnlyDirect = Atomic<Bool>(false)
 
     public func initialize(connection: inout FuseConnectionInfo) {
+        // Lookups of "." and ".." (`FileSystemCore.lookupByHandle`): file handles survive
+        // the kernel forgetting an inode (open_by_handle_at, NFS export).
+        connection.want.insert(.exportSupport)
         zeroMessageOpendir.store(connection.capable.contains(.noOpendirSupport), ordering: .relaxed)
         let invalidatesOnDirectWrite = connection.protocolMajor > 7 || connection.protocolMinor >= 39
         writeOnlyDirect.store(invalidatesOnDirectWrite, ordering: .relaxed)
