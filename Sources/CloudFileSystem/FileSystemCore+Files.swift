@@ -38,7 +38,10 @@ extension FileSystemCore {
             let row = try row(ino)
             // An unlinked file that something still uses opens again (/proc/PID/fd/N, a
             // file handle), as on any Linux filesystem: its content stays until then.
-            guard !row.deleted || (row.contentState == .local && handles.isReferenced(ino)) else { throw FileSystemError(.notFound) }
+            // (Not one another device deleted: its content went with the delete.)
+            guard !row.deleted || (row.contentState == .local && handles.isReferenced(ino) && cache.status(ino) != nil) else {
+                throw FileSystemError(.notFound)
+            }
             switch row.itemKind {
             case .directory: throw FileSystemError(.isDirectory)
             case .symlink: throw FileSystemError(.invalid)
@@ -48,7 +51,7 @@ extension FileSystemCore {
             case .file: break
             }
             guard let opened = try openFile(row, flags: flags) else { return nil }
-            return OpenedFile(handle: opened.handle, keepCache: opened.keepCache, setID: row.mode & Int64(S_ISUID | S_ISGID) != 0)
+            return OpenedFile(handle: opened.handle, keepCache: opened.keepCache, directIO: isDirect(handle: opened.handle))
         }
     }
 
@@ -82,9 +85,13 @@ extension FileSystemCore {
             }
             wrote = true
         }
+        // Write-only opens go around the page cache where the kernel drops what such a
+        // write overwrites; not a setuid or setgid file, whose bits the kernel clears on a
+        // write by another user only on the cached path.
+        let directIO = flags & O_ACCMODE == O_WRONLY && row.mode & 0o6000 == 0 && writeOnlyDirect.load(ordering: .relaxed)
         let file = OpenFile(
-            ino: ino, fd: fd, writable: writable, append: flags & O_APPEND != 0,
-            bypassesPageCache: writable && (flags & OpenFlags.direct != 0 || flags & O_ACCMODE == O_WRONLY)
+            ino: ino, fd: fd, writable: writable, append: flags & O_APPEND != 0, directIO: directIO,
+            bypassesPageCache: directIO || (writable && flags & OpenFlags.direct != 0)
         )
         return handles.open(file, wroteOnOpen: wrote && writable, created: created)
     }
@@ -104,7 +111,7 @@ extension FileSystemCore {
                 return try self.openFile(self.row(ino), flags: O_RDONLY)
             }
             guard let opened else { throw FileSystemError(.io, "content of inode \(ino) keeps changing") }
-            return OpenedFile(handle: opened.handle, keepCache: opened.keepCache, setID: false)
+            return OpenedFile(handle: opened.handle, keepCache: opened.keepCache, directIO: false)
         }
     }
 
@@ -216,6 +223,11 @@ extension FileSystemCore {
         }
     }
 
+    /// Whether the handle was opened around the page cache (FOPEN_DIRECT_IO).
+    public func isDirect(handle: UInt64) -> Bool {
+        handles.file(handle)?.directIO ?? false
+    }
+
     public func release(handle: UInt64) {
         guard let closed = handles.close(handle) else { return }
         if closed.lastWriter {
@@ -237,6 +249,8 @@ extension FileSystemCore {
             guard result == 0 else { throw Self.localFailure(result, "fallocate failed") }
             try noteContentChange(file.ino)
             guard caller.uid != 0 else { return false }
+            let mode = try row(file.ino).mode
+            guard Self.clearingSetID(mode) != mode else { return false }
             return try write { db in
                 guard var row = try ItemRow.find(ino: file.ino, db), Self.clearingSetID(row.mode) != row.mode else { return false }
                 row.mode = Self.clearingSetID(row.mode)

@@ -8,6 +8,7 @@ import ItemModel
 import Logging
 import MetadataStore
 import SyncEngine
+import Synchronization
 
 /// The filesystem itself, without FUSE: every kernel operation as a Swift call that
 /// takes its coordinator leases, reads and writes the metadata and the cache, and tells
@@ -28,6 +29,13 @@ public final class FileSystemCore: Sendable {
     let logger: Logger
     /// Answered on the root as `user.ubiqfs.control`, so the CLI finds the daemon from a path.
     let controlSocketPath: String
+    /// Set when the kernel drops cached pages that a direct write overwrites (FUSE 7.39,
+    /// Linux 6.6): then files opened write-only are opened around the page cache.
+    let writeOnlyDirect = Atomic<Bool>(false)
+
+    public func openWriteOnlyDirect(_ on: Bool) {
+        writeOnlyDirect.store(on, ordering: .relaxed)
+    }
 
     /// The stored key for a name from the kernel: only `user.*` names that are valid UTF-8
     /// (keys of a JSON object) can exist; nil for any other, which no item holds.
@@ -216,16 +224,21 @@ public final class FileSystemCore: Sendable {
     /// (even unlinked, while something still uses it), or its folder. An item gone is
     /// not found, which the kernel reports as a stale handle.
     private func lookupByHandle(_ ino: Inode, parentOf: Bool) throws(FileSystemError) -> ItemAttributes {
-        let row = try readUnisolated { db -> ItemRow? in
-            guard let row = try ItemRow.find(ino: ino, db) else { return nil }
-            guard parentOf else { return row }
-            guard row.itemKind == .directory, !row.deleted else { throw FileSystemError(.notDirectory) }
-            return try ItemRow.find(ino: row.parent ?? Inode.root, db)
+        try withLeases([(ino, .shared)], "lookup by handle") { () throws(FileSystemError) in
+            let row = try readUnisolated { db -> ItemRow? in
+                guard let row = try ItemRow.find(ino: ino, db) else { return nil }
+                guard parentOf else { return row }
+                // Not found (a stale handle) for a folder gone meanwhile.
+                guard row.itemKind == .directory, !row.deleted else { return nil }
+                return try ItemRow.find(ino: row.parent ?? Inode.root, db)
+            }
+            // Counted only if still in use: a purge in between would leave the kernel an
+            // inode with no row.
+            guard let row, !row.deleted || handles.addLookupIfReferenced(row.inode) else { throw FileSystemError(.notFound) }
+            let attributes = try attributes(of: row)
+            if !row.deleted { handles.addLookup(row.inode) }
+            return attributes
         }
-        guard let row, !row.deleted || handles.isReferenced(row.inode) else { throw FileSystemError(.notFound) }
-        let attributes = try attributes(of: row)
-        handles.addLookup(row.inode)
-        return attributes
     }
 
     public func forget(_ ino: Inode, count: UInt64) {

@@ -27,9 +27,6 @@ public final class FuseAdapter: FuseOperations {
     /// and releasedir (two per folder that `git status` or `find` walks).
     private let zeroMessageOpendir = Atomic<Bool>(false)
 
-    /// Set at init when the kernel drops cached pages that a direct write overwrites (FUSE
-    /// 7.39, Linux 6.6): then files opened write-only bypass the page cache (`opened`).
-    private let writeOnlyDirect = Atomic<Bool>(false)
 
     public func initialize(connection: inout FuseConnectionInfo) {
         // Lookups of "." and ".." (`FileSystemCore.lookupByHandle`): file handles survive
@@ -37,7 +34,7 @@ public final class FuseAdapter: FuseOperations {
         connection.want.insert(.exportSupport)
         zeroMessageOpendir.store(connection.capable.contains(.noOpendirSupport), ordering: .relaxed)
         let invalidatesOnDirectWrite = connection.protocolMajor > 7 || connection.protocolMinor >= 39
-        writeOnlyDirect.store(invalidatesOnDirectWrite, ordering: .relaxed)
+        core.openWriteOnlyDirect(invalidatesOnDirectWrite)
         // max_write also bounds the page-cache folio size on kernels whose FUSE has large folios.
         logger.debug("FUSE \(connection.protocolMajor).\(connection.protocolMinor); write-only opens direct: \(invalidatesOnDirectWrite); max_write \(connection.maxWrite), max_readahead \(connection.maxReadahead)")
     }
@@ -228,14 +225,14 @@ public final class FuseAdapter: FuseOperations {
     public func open(_ request: FuseRequest, ino: Inode, flags: Int32) {
         reply(request, "open") { core throws(FileSystemError) in
             let opened = try await core.open(ino, flags: flags)
-            request.reply(open: self.opened(opened.handle, keepCache: opened.keepCache, flags: flags, setID: opened.setID))
+            request.reply(open: self.opened(opened.handle, keepCache: opened.keepCache, directIO: opened.directIO))
         }
     }
 
     public func create(_ request: FuseRequest, parent: Inode, name: [UInt8], mode: UInt32, flags: Int32) {
         do {
             let (attributes, handle) = try core.create(parent: parent, name: name, mode: mode, flags: flags, caller: Self.caller(request))
-            request.reply(entry: Self.entry(attributes), open: self.opened(handle, keepCache: true, flags: flags, setID: attributes.permissions & UInt32(S_ISUID | S_ISGID) != 0))
+            request.reply(entry: Self.entry(attributes), open: self.opened(handle, keepCache: true, directIO: core.isDirect(handle: handle)))
         } catch {
             fail(request, error, "create")
         }
@@ -258,14 +255,13 @@ public final class FuseAdapter: FuseOperations {
     }
 
     /// An open file's reply. noFlush saves a round trip on every close(2). A write-only
-    /// descriptor (cp's, tar's, a compiler's output) writes around the page cache: the kernel
-    /// sends the program's pages as they are instead of copying them into a cache of its
-    /// own first (1 GiB in 1 MiB writes: 1.0 s -> 0.5 s), and sends no security.capability
-    /// getxattr before each write; it cannot be mmap-ed or read, so nothing is lost by it. Not
-    /// for a setuid or setgid file: the cached path is where the kernel clears those bits.
-    private func opened(_ handle: UInt64, keepCache: Bool, flags: Int32 = O_RDONLY, setID: Bool = false) -> FuseOpenOptions {
-        let direct = flags & O_ACCMODE == O_WRONLY && !setID && writeOnlyDirect.load(ordering: .relaxed)
-        return FuseOpenOptions(handle: handle, keepCache: keepCache, directIO: direct, noFlush: true)
+    /// descriptor (cp's, tar's, a compiler's output) writes around the page cache where the
+    /// core says so (`OpenFile.directIO`): the kernel sends the program's pages as they are
+    /// instead of copying them into a cache of its own first (1 GiB in 1 MiB writes: 1.0 s
+    /// -> 0.5 s), and sends no security.capability getxattr before each write; it cannot be
+    /// mmap-ed or read, so nothing is lost by it.
+    private func opened(_ handle: UInt64, keepCache: Bool, directIO: Bool = false) -> FuseOpenOptions {
+        FuseOpenOptions(handle: handle, keepCache: keepCache, directIO: directIO, noFlush: true)
     }
 
     public func release(_ request: FuseRequest, ino: Inode, handle: UInt64, flags: Int32) {

@@ -225,6 +225,16 @@ public final class HandleTable: LocalActivity {
         state.withLock { $0.lastUse[ino] }
     }
 
+    /// Counts a lookup of an inode only if the kernel or a handle still uses it (an unlinked
+    /// item is purged once nothing does): one step, so a purge cannot come in between.
+    func addLookupIfReferenced(_ ino: Inode) -> Bool {
+        state.withLock { state in
+            guard state.lookups[ino] != nil || (state.live[ino]?.openCount ?? 0) > 0 else { return false }
+            state.lookups[ino, default: 0] += 1
+            return true
+        }
+    }
+
     public func isReferenced(_ ino: Inode) -> Bool {
         state.withLock { $0.lookups[ino] != nil || ($0.live[ino]?.openCount ?? 0) > 0 }
     }

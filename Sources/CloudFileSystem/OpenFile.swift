@@ -7,8 +7,10 @@ struct OpenFile: Sendable {
     var fd: Int32
     var writable: Bool
     var append: Bool
-    /// Its writes go around the kernel's page cache (`O_DIRECT`, or write-only, which the
-    /// adapter opens direct): pages another descriptor cached are not updated by them.
+    /// Opened around the page cache (FOPEN_DIRECT_IO): a write-only open.
+    var directIO = false
+    /// Its writes go around the kernel's page cache (`directIO`, or `O_DIRECT` asked by the
+    /// program): pages another descriptor cached are not updated by them.
     var bypassesPageCache = false
     /// Set while the content is still downloading: the download's generation, whose
     /// blocks are checked before every read.

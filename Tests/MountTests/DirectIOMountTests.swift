@@ -7,7 +7,8 @@ import Testing
     /// `aio-dio-cycle-write` does) while two processes keep reading it through the page
     /// cache; after each cycle a fresh open must read what was written, not pages a reader
     /// cached while the write was under way (the kernel does not drop them after an
-    /// asynchronous direct write). Both an `O_RDWR` and a write-only writer.
+    /// asynchronous direct write), and a descriptor opened before must see it soon after.
+    /// Both an `O_RDWR` and a write-only writer.
     @Test func aFreshOpenReadsWhatAsynchronousDirectWritesWrote() async throws {
         let fixture = try MountFixture()
         let mnt = try await fixture.mount()
@@ -21,7 +22,7 @@ import Testing
     }
 
     static let cycleScript = #"""
-        import ctypes, mmap, os, sys
+        import ctypes, mmap, os, sys, time
 
         path, mode, cycles = sys.argv[1], sys.argv[2], int(sys.argv[3])
         size = 655360
@@ -42,6 +43,14 @@ import Testing
             if result < 0:
                 raise OSError(ctypes.get_errno(), what)
 
+        def wait_for(fd, pattern):
+            # A descriptor already open sees the writes once the invalidation is sent.
+            for _ in range(100):
+                if os.pread(fd, size, 0) == pattern * size:
+                    return True
+                time.sleep(0.02)
+            return False
+
         buffer = mmap.mmap(-1, size)
         address = ctypes.addressof(ctypes.c_char.from_buffer(buffer))
         context = ctypes.c_ulong(0)
@@ -57,6 +66,7 @@ import Testing
                     os.pread(fd, size, 0)
             readers.append(pid)
         flags = (os.O_RDWR if mode == "rdwr" else os.O_WRONLY) | os.O_DIRECT
+        held = os.open(path, os.O_RDONLY)
         try:
             for cycle in range(cycles):
                 pattern = bytes([66 + cycle % 2])
@@ -70,12 +80,16 @@ import Testing
                 os.close(fd)
                 if event.res != size:
                     sys.exit(f"cycle {cycle}: the write returned {event.res}")
+                # First a descriptor opened before (a fresh open would drop the pages for it).
+                if not wait_for(held, pattern):
+                    sys.exit(f"{mode} cycle {cycle}: a descriptor open before the write still reads old data after 2 s")
                 fd = os.open(path, os.O_RDONLY)
                 got = os.pread(fd, size, 0)
                 os.close(fd)
                 if got != pattern * size:
                     stale = sum(1 for page in range(0, size, 4096) if got[page:page + 1] != pattern)
                     sys.exit(f"{mode} cycle {cycle}: a fresh open reads old data in {stale} of {size // 4096} pages")
+
         finally:
             for pid in readers:
                 os.kill(pid, 9)
