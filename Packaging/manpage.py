@@ -61,9 +61,9 @@ EXTRA = r"""
 \fBubiqfs\fR \fISTORE\fR \fIMOUNTPOINT\fR \fB\-o\fR \fIOPTIONS\fR through mount.fuse3, which is
 the same as \fBubiqfs mount\fR \fIMOUNTPOINT\fR \fB\-\-store\fR \fISTORE\fR with these options:
 \fBstate\-dir=\fR, \fBcontainer=\fR, \fBdevice=\fR, \fBcache\-size=\fR, \fBkeep\-versions=\fR,
-\fBlog\-level=\fR (or with underscores), \fBallow_other\fR and \fBnoexec\fR. Generic options (\fBrw\fR,
+\fBlog\-level=\fR (or with underscores), \fBallow_other\fR, \fBnoexec\fR and \fBro\fR. Generic options (\fBrw\fR,
 \fBnodev\fR, \fBnosuid\fR, \fBnoatime\fR, \fB_netdev\fR, \fBnofail\fR, \fBx\-systemd.*\fR...) are
-accepted; \fBnoexec\fR is honoured; \fBro\fR, \fBsync\fR, \fBdirsync\fR and \fBmand\fR are
+accepted; \fBnoexec\fR and \fBro\fR are honoured; \fBsync\fR, \fBdirsync\fR and \fBmand\fR are
 refused. ubiqfs always mounts nodev,nosuid with default_permissions. \fISTORE\fR is an
 absolute path or s3://BUCKET/PREFIX. \fBumount\fR \fIMOUNTPOINT\fR unmounts; the daemon then pushes what is
 pending and exits. An /etc/fstab line:

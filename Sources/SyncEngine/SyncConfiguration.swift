@@ -25,6 +25,9 @@ public struct SyncConfiguration: Sendable {
     public var shutdownStallLimit: Duration = .seconds(6)
     /// How long earlier versions of a file stay listed and restorable (the newest always does).
     public var versionRetention: Duration = .seconds(30 * 24 * 3600)
+    /// A read-only mount: other devices' changes are applied, nothing is ever pushed (a
+    /// change left pending by an earlier read-write mount waits for the next one).
+    public var readOnly = false
 
     public init() {}
 }

@@ -206,7 +206,7 @@ public actor SyncEngine {
             store: store.displayName, device: device.name, lastSeq: lastSeq, pendingItems: pending,
             downloading: await downloads.activeCount, lastSync: lastSync?.timeIntervalSince1970, lastError: lastError,
             held: held.values.sorted { $0.seq < $1.seq }.map { "\($0.waitingFor): the change of journal \($0.seq) waits until it is closed here" },
-            heldBack: waiting,
+            heldBack: waiting, readOnly: configuration.readOnly,
             conflicts: conflicts, errors: errors
         )
     }

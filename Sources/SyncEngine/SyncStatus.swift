@@ -13,6 +13,8 @@ public struct SyncStatus: Sendable, Codable {
     public var held: [String]?
     /// Local changes that wait for those to land (`HeldScope`); nil when nothing is held.
     public var heldBack: Int?
+    /// A read-only mount (nil from a daemon of an earlier version).
+    public var readOnly: Bool?
     public var conflicts: [String]
     public var errors: [String]
 }

@@ -52,6 +52,7 @@ struct StatusCommand: ParsableCommand {
         if let faults = response.storeFaults, !faults.isEmpty { print("  store faults:    \(faults) (ubiqfs faults \(target.mountpoint) off)") }
         if let error = status.lastError { print("  last error:      \(error)") }
         for held in status.held ?? [] { print("  held:            \(held)") }
+        if status.readOnly == true { print("  read-only:       other devices' changes arrive; nothing here is written or pushed") }
         if let waiting = status.heldBack, waiting > 0 { print("  held back:       \(waiting) local changes, pushed once the held changes land") }
         for conflict in status.conflicts.suffix(10) { print("  conflict:        \(conflict)") }
         for error in status.errors.suffix(5) where error != status.lastError { print("  error:           \(error)") }

@@ -128,6 +128,7 @@ final class Daemon {
         if let seconds = options.storeTimeout, seconds > 0 { configuration.storeTimeout = .milliseconds(Int(seconds * 1000)) }
         try StoreOpener.verify(store, stateDir: stateDir, timeout: configuration.storeTimeout)
         if let poll = options.pollInterval { configuration.pollInterval = .milliseconds(Int(poll * 1000)) }
+        configuration.readOnly = options.readOnly
         if let interval = options.checkpointInterval, interval > 0 { configuration.checkpointInterval = interval }
         guard options.resolvedKeepVersions >= 0, options.resolvedKeepVersions < 100_000 else { throw CommandFailure("--keep-versions takes a number of days") }
         configuration.versionRetention = .seconds(options.resolvedKeepVersions * 86400)
@@ -149,7 +150,7 @@ final class Daemon {
         let adapter = FuseAdapter(core: core, logger: logger)
         // default_permissions always: the kernel checks modes and owners, so the daemon
         // never has to. allow_other only when asked: a mount is private to its user otherwise.
-        let mountOptions = "default_permissions" + (options.allowOther ? ",allow_other" : "") + (options.noexec ? ",noexec" : "") + ",fsname=ubiqfs:\(options.resolvedContainer),subtype=ubiqfs"
+        let mountOptions = "default_permissions" + (options.allowOther ? ",allow_other" : "") + (options.noexec ? ",noexec" : "") + (options.readOnly ? ",ro" : "") + ",fsname=ubiqfs:\(options.resolvedContainer),subtype=ubiqfs"
         let session = try FuseSession(operations: adapter, arguments: ["ubiqfs", "-o", mountOptions])
         try session.mount(at: mountpoint)
         stack.notifier.connect { [weak session] invalidation in

@@ -15,7 +15,9 @@ enum FuseMountConvention {
         "keep-versions": "--keep-versions", "keep_versions": "--keep-versions",
         "log-level": "--log-level", "log_level": "--log-level",
     ]
-    static let flagOptions: [String: String] = ["allow_other": "--allow-other", "allow-other": "--allow-other", "noexec": "--noexec"]
+    static let flagOptions: [String: String] = [
+        "allow_other": "--allow-other", "allow-other": "--allow-other", "noexec": "--noexec", "ro": "--read-only",
+    ]
 
     /// Generic mount options with nothing to do here: ubiqfs always mounts nodev,nosuid
     /// with default_permissions, never updates atime on reads (so the atime options change
@@ -28,7 +30,6 @@ enum FuseMountConvention {
 
     /// Options that change what a program can rely on; refused rather than half-kept.
     static let refusedOptions: [String: String] = [
-        "ro": "read-only mounts are not supported",
         "sync": "synchronous writes are not supported (fsync works as usual)",
         "dirsync": "synchronous directory updates are not supported",
         "mand": "mandatory locks are not supported",
@@ -70,7 +71,7 @@ enum FuseMountConvention {
             } else if ignoredOptions.contains(key) || key.hasPrefix("x-") || key == "comment" {
                 continue
             } else {
-                let known = Set(valueOptions.keys.filter { !$0.contains("_") }.map { $0 + "=" }).union(["allow_other", "noexec"]).sorted()
+                let known = Set(valueOptions.keys.filter { !$0.contains("_") }.map { $0 + "=" }).union(["allow_other", "noexec", "ro"]).sorted()
                 throw CommandFailure("unknown mount option '\(option)' (ubiqfs takes \(known.joined(separator: ", ")))")
             }
         }

@@ -30,6 +30,9 @@ struct MountOptions: ParsableArguments {
     @Flag(help: "Forbid running programs from the mount (the mount option noexec).")
     var noexec = false
 
+    @Flag(help: "Mount read-only (the mount option ro): other devices' changes still arrive; nothing here is written or pushed.")
+    var readOnly = false
+
     @Flag(help: "MOUNTPOINT must be the name of a mount in ~/.config/ubiqfs/mounts.conf; fail if there is none (the systemd unit uses this).")
     var profile = false
 
@@ -94,6 +97,7 @@ struct MountOptions: ParsableArguments {
         }
         options.allowOther = try allowOther || profile.bool("allow-other") ?? false
         options.noexec = try noexec || profile.bool("noexec") ?? false
+        options.readOnly = try readOnly || profile.bool("read-only") ?? false
         return options
     }
 
@@ -110,6 +114,7 @@ struct MountOptions: ParsableArguments {
         if let cacheSize { arguments.append("--cache-size=" + cacheSize) }
         if allowOther { arguments.append("--allow-other") }
         if noexec { arguments.append("--noexec") }
+        if readOnly { arguments.append("--read-only") }
         if foreground { arguments.append("--foreground") }
         if let readyFd { arguments.append("--ready-fd=\(readyFd)") }
         if let pollInterval { arguments.append("--poll-interval=\(pollInterval)") }

@@ -12,7 +12,7 @@ import Foundation
 struct MountProfile: Equatable {
     /// The keys a section may hold; anything else is a mistake worth reporting.
     static let keys: Set<String> = [
-        "mountpoint", "store", "container", "state-dir", "device", "cache-size", "keep-versions", "allow-other", "noexec",
+        "mountpoint", "store", "container", "state-dir", "device", "cache-size", "keep-versions", "allow-other", "noexec", "read-only",
         "log-level",
     ]
 

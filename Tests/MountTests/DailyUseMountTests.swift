@@ -57,8 +57,25 @@ import Testing
             test "$(cat \(root)/two/f)" = hello
             umount \(root)/two
             # What cannot be honoured is refused with the reason, and nothing is mounted.
-            fails mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,ro 2> err
-            grep -q "mount option .ro.: read-only mounts are not supported" err
+            # Read-only (ro): served and kept up to date, but nothing is written or pushed.
+            mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,device=one,container=team,ro
+            grep " \(root)/one fuse.ubiqfs ro," /proc/mounts
+            \(MountFixture.binary) status \(root)/one | grep -q "read-only:"
+            test "$(cat \(root)/one/f)" = hello
+            fails sh -c "echo changed > \(root)/one/f" 2> err
+            grep -q "Read-only file system" err
+            fails touch \(root)/one/new 2>/dev/null
+            fails rm \(root)/one/f 2>/dev/null
+            fails setfattr -n user.x -v 1 \(root)/one/f 2>/dev/null
+            records=$(ls \(fixture.store)/team/journal | wc -l)
+            mount -T \(root)/fstab \(root)/two
+            echo "from two" > \(root)/two/later
+            \(MountFixture.binary) sync \(root)/two --wait
+            umount \(root)/two
+            \(MountFixture.binary) sync \(root)/one --wait
+            test "$(cat \(root)/one/later)" = "from two"
+            test "$(ls \(fixture.store)/team/journal | wc -l)" = $((records + 1))
+            umount \(root)/one
             fails mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,colour=blue 2> err
             grep -q "unknown mount option .colour=blue." err
             fails mount -t fuse.ubiqfs relative/store \(root)/one -o state-dir=\(root)/one.state 2> err

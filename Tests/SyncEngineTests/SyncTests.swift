@@ -488,4 +488,26 @@ import Testing
         #expect(try await late.tree() == ["d2": "/", "d2/inside.txt": "in d1"])
         for device in [a, b, late] { await device.shutdown() }
     }
+
+    /// A read-only mount's engine applies other devices' changes and pushes nothing, not
+    /// even a change an earlier read-write mount left pending (the kernel refuses new ones).
+    @Test func aReadOnlyEnginePullsAndNeverPushes() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        var readOnly = SyncConfiguration()
+        readOnly.readOnly = true
+        let b = try await TestDevice(store: store, name: "b", configuration: readOnly)
+        try await b.write("pending.txt", "left by an earlier mount")
+        try await a.write("from-a.txt", "hello")
+        try await a.sync()
+        let records = store.count(under: ContainerLayout.journalPrefix)
+        try await b.sync()
+        #expect(try await b.read("from-a.txt") == "hello")
+        #expect(store.count(under: ContainerLayout.journalPrefix) == records)
+        #expect(await b.engine.status().pendingItems == 1)
+        #expect(await b.engine.status().readOnly == true)
+        await a.shutdown()
+        await b.shutdown()
+        #expect(store.count(under: ContainerLayout.journalPrefix) == records)
+    }
 }
