@@ -33,8 +33,10 @@ if [ ! -x "$xfstests/ltp/fsstress" ]; then
     make -C "$xfstests" -j"$(nproc)" >"$xfstests/ubiqfs-build.log" 2>&1 \
         || { echo "xfstests.sh: the build failed, see $xfstests/ubiqfs-build.log" >&2; exit 1; }
 fi
-# xfstests runs tests as these users (useradd does nothing if they exist).
-for user in fsgqa fsgqa2 123456-fsgqa; do id "$user" >/dev/null 2>&1 || useradd "$user" 2>/dev/null; done
+# xfstests runs tests as these users, with homes (su warns without one, and the warning
+# makes a test's output differ).
+for user in fsgqa fsgqa2 123456-fsgqa; do id "$user" >/dev/null 2>&1 || useradd -m "$user" 2>/dev/null; done
+for user in fsgqa fsgqa2 123456-fsgqa; do home="$(getent passwd "$user" | cut -d: -f6)"; [ -z "$home" ] || mkdir -p "$home"; done
 getent group fsgqa >/dev/null || groupadd fsgqa
 
 root="$(mktemp -d /tmp/ubiqfs-xfstests-XXXX)"
@@ -49,8 +51,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# mount.fuse.ubiqfs DEVICE MOUNTPOINT -o OPTIONS: the device name picks a store and a
-# state dir; options xfstests passes that ubiqfs has no use for are dropped.
+# mount.fuse.ubiqfs ubiqfs:NAME MOUNTPOINT -o OPTIONS: NAME picks a store, a state dir
+# and the container, so the mount's source in /proc/mounts is the device name xfstests
+# looks for (ubiqfs:CONTAINER), and its type plain fuse (subtype=); options ubiqfs has no
+# use for are dropped.
 cat >"$helper" <<EOF
 #!/bin/sh
 device="\$1"; mountpoint="\$2"; shift 2
@@ -62,23 +66,24 @@ while [ "\$#" -gt 0 ]; do
         *) shift ;;
     esac
 done
-kept="state-dir=$root/state-\$device,device=\$device"
+name="\${device#ubiqfs:}"
+kept="state-dir=$root/state-\$name,container=\$name,device=\$name,subtype="
 for option in \$(echo "\$options" | tr , ' '); do
     case "\$option" in
         source=*|context=*|fscontext=*|rootcontext=*|defcontext=*) ;;
         *) kept="\$kept,\$option" ;;
     esac
 done
-exec "$bin" "$root/store-\$device" "\$mountpoint" -o "\$kept"
+exec "$bin" "$root/store-\$name" "\$mountpoint" -o "\$kept"
 EOF
 chmod 755 "$helper"
 
 cat >"$xfstests/local.config" <<EOF
 export FSTYP=fuse
 export FUSE_SUBTYP=.ubiqfs
-export TEST_DEV=ubiqfs-test
+export TEST_DEV=ubiqfs:test
 export TEST_DIR=$root/test
-export SCRATCH_DEV=ubiqfs-scratch
+export SCRATCH_DEV=ubiqfs:scratch
 export SCRATCH_MNT=$root/scratch
 export MOUNT_OPTIONS="-oallow_other"
 export TEST_FS_MOUNT_OPTS="-oallow_other"

@@ -240,7 +240,8 @@ extension FileSystemCore {
     }
 
     /// Like a write, an allocation by someone other than root clears setuid and setgid
-    /// (the kernel does it for writes, not for FUSE's fallocate).
+    /// (the kernel does it for writes, not for FUSE's fallocate): setgid with group execute,
+    /// or by a caller outside the file's group (known here by its primary group only).
     public func fallocate(handle: UInt64, mode: Int32, offset: Int64, length: Int64, caller: Caller) throws(FileSystemError) {
         guard let file = handles.file(handle), file.writable else { throw FileSystemError(.badHandle) }
         guard mode == 0 else { throw FileSystemError(.notSupported) }
@@ -249,11 +250,14 @@ extension FileSystemCore {
             guard result == 0 else { throw Self.localFailure(result, "fallocate failed") }
             try noteContentChange(file.ino)
             guard caller.uid != 0 else { return false }
-            let mode = try row(file.ino).mode
-            guard Self.clearingSetID(mode) != mode else { return false }
+            let current = try row(file.ino)
+            let inGroup = Int64(caller.gid) == current.gid
+            guard Self.clearingSetID(current.mode, inGroup: inGroup) != current.mode else { return false }
             return try write { db in
-                guard var row = try ItemRow.find(ino: file.ino, db), Self.clearingSetID(row.mode) != row.mode else { return false }
-                row.mode = Self.clearingSetID(row.mode)
+                guard var row = try ItemRow.find(ino: file.ino, db) else { return false }
+                let cleared = Self.clearingSetID(row.mode, inGroup: inGroup)
+                guard cleared != row.mode else { return false }
+                row.mode = cleared
                 row.markChanged(.metadata, now: Timestamp.now())
                 try row.update(db)
                 return true
@@ -262,10 +266,12 @@ extension FileSystemCore {
         if clearedSetID { notifier.invalidate([.inode(file.ino, data: false)]) }
     }
 
-    /// The mode without setuid, and without setgid when group execute is set.
-    static func clearingSetID(_ mode: Int64) -> Int64 {
+    /// The mode without setuid, and without setgid where it means "run as group" (group
+    /// execute set) or the caller is not in the file's group (Linux's
+    /// `setattr_should_drop_sgid`; without group execute, setgid marks mandatory locking).
+    static func clearingSetID(_ mode: Int64, inGroup: Bool = true) -> Int64 {
         var mode = mode & ~Int64(0o4000)
-        if mode & 0o2010 == 0o2010 { mode &= ~Int64(0o2000) }
+        if mode & 0o2000 != 0 && (mode & 0o010 != 0 || !inGroup) { mode &= ~Int64(0o2000) }
         return mode
     }
 

@@ -150,7 +150,7 @@ final class Daemon {
         let adapter = FuseAdapter(core: core, logger: logger)
         // default_permissions always: the kernel checks modes and owners, so the daemon
         // never has to. allow_other only when asked: a mount is private to its user otherwise.
-        let mountOptions = "default_permissions" + (options.allowOther ? ",allow_other" : "") + (options.noexec ? ",noexec" : "") + (options.readOnly ? ",ro" : "") + ",fsname=ubiqfs:\(options.resolvedContainer),subtype=ubiqfs"
+        let mountOptions = "default_permissions" + (options.allowOther ? ",allow_other" : "") + (options.noexec ? ",noexec" : "") + (options.readOnly ? ",ro" : "") + ",fsname=ubiqfs:\(options.resolvedContainer)" + (options.plainFuseType ? "" : ",subtype=ubiqfs")
         let session = try FuseSession(operations: adapter, arguments: ["ubiqfs", "-o", mountOptions])
         try session.mount(at: mountpoint)
         stack.notifier.connect { [weak session] invalidation in

@@ -59,11 +59,14 @@ enum FuseMountConvention {
         }
         var translated = ["mount", mountpoint, "--store", source]
         for option in options where !option.isEmpty {
-            let parts = option.split(separator: "=", maxSplits: 1).map(String.init)
+            let parts = option.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             let key = parts[0]
             if let flag = valueOptions[key] {
                 guard parts.count == 2, !parts[1].isEmpty else { throw CommandFailure("mount option '\(key)' needs a value: \(key)=VALUE") }
                 translated += [flag, parts[1]]
+            } else if option == "subtype=" {
+                // FUSE's subtype option, emptied: the type is plain fuse.
+                translated.append("--plain-fuse-type")
             } else if let flag = flagOptions[key], parts.count == 1 {
                 translated.append(flag)
             } else if let reason = refusedOptions[key] {

@@ -58,6 +58,9 @@ struct MountOptions: ParsableArguments {
     @Option(help: .hidden)
     var checkpointInterval: UInt64?
 
+    @Flag(help: "Show the mount's type as plain fuse instead of fuse.ubiqfs (the mount option subtype=), for tools that expect fuse (xfstests).")
+    var plainFuseType = false
+
     var resolvedMountpoint: String { Paths.absolute(mountpoint) }
     /// An `s3://` address as given; a local folder made absolute.
     var resolvedStore: String {
@@ -121,6 +124,7 @@ struct MountOptions: ParsableArguments {
         if let storeTimeout { arguments.append("--store-timeout=\(storeTimeout)") }
         if let storeFaults { arguments.append("--store-faults=" + storeFaults) }
         if let checkpointInterval { arguments.append("--checkpoint-interval=\(checkpointInterval)") }
+        if plainFuseType { arguments.append("--plain-fuse-type") }
         return arguments
     }
     var resolvedDevice: String { device ?? Paths.hostName }

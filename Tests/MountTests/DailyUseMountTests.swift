@@ -84,6 +84,10 @@ import Testing
             # noexec is honoured, not just accepted.
             mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,container=team,noexec
             grep " \(root)/one fuse.ubiqfs " /proc/mounts | grep -q noexec
+            umount \(root)/one
+            # subtype= (empty): the type is plain fuse, for tools that expect it (xfstests).
+            mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,container=team,noexec,subtype=
+            grep -q " \(root)/one fuse " /proc/mounts
             printf "#!/bin/sh\\necho ran\\n" > \(root)/one/tool && chmod +x \(root)/one/tool
             fails \(root)/one/tool 2> err
             grep -q "Permission denied" err
