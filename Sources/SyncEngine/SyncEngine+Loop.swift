@@ -80,7 +80,7 @@ extension SyncEngine {
                 try await pull()
                 // Changes held for a writer that has closed since.
                 try await settleHeld()
-                if mode == .pullOnly || configuration.readOnly { break cycleRounds }
+                if mode == .pullOnly || readOnly { break cycleRounds }
                 // The changes that made a push due go in the first round; after that, and in
                 // a poll's every round, changes wait if a new burst has started meanwhile.
                 let mayYield = mode == .poll || (mode == .push && rounds > 1)

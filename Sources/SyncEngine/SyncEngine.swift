@@ -42,6 +42,8 @@ public actor SyncEngine {
     nonisolated let signals = Mutex(Signals())
     var lastSeq: UInt64
     var paused = false
+    /// A read-only mount pushes nothing (`SyncConfiguration.readOnly`, and `remount`).
+    var readOnly = false
     var lastError: String?
     var lastSync: Date?
     var conflicts: [String] = []
@@ -101,6 +103,7 @@ public actor SyncEngine {
         )
         self.invalidations = invalidations
         self.configuration = configuration
+        readOnly = configuration.readOnly
         self.logger = logger
         calls = SyncCalls(store: store, metadata: metadata, timeout: configuration.storeTimeout, reachability: reachability)
         uploader = ContentUploader(
@@ -184,6 +187,13 @@ public actor SyncEngine {
         try result.get()
     }
 
+    /// A remount to read-only stops pushes; back to read-write, what is pending goes out.
+    public func setReadOnly(_ on: Bool) {
+        readOnly = on
+        if !on { syncRequested = true }
+        logger.info(on ? "read-only: nothing is pushed" : "read-write: pushes resume")
+    }
+
     public func pause() {
         paused = true
         logger.info("sync paused")
@@ -206,7 +216,7 @@ public actor SyncEngine {
             store: store.displayName, device: device.name, lastSeq: lastSeq, pendingItems: pending,
             downloading: await downloads.activeCount, lastSync: lastSync?.timeIntervalSince1970, lastError: lastError,
             held: held.values.sorted { $0.seq < $1.seq }.map { "\($0.waitingFor): the change of journal \($0.seq) waits until it is closed here" },
-            heldBack: waiting, readOnly: configuration.readOnly,
+            heldBack: waiting, readOnly: readOnly,
             conflicts: conflicts, errors: errors
         )
     }

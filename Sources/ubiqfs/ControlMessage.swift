@@ -13,13 +13,16 @@ struct ControlRequest: Codable {
     var version: UInt64?
     /// For `faults`: the new faults ("off" for none); nil only asks.
     var faults: String?
+    /// For `remount`: read-only or read-write now.
+    var readOnly: Bool?
 
-    init(command: String, wait: Bool? = nil, path: String? = nil, version: UInt64? = nil, faults: String? = nil) {
+    init(command: String, wait: Bool? = nil, path: String? = nil, version: UInt64? = nil, faults: String? = nil, readOnly: Bool? = nil) {
         self.command = command
         self.wait = wait
         self.path = path
         self.version = version
         self.faults = faults
+        self.readOnly = readOnly
     }
 }
 

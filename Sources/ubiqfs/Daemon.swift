@@ -248,6 +248,8 @@ final class Daemon {
                 }
             }
             response.storeFaults = store.faults.description
+        case "remount":
+            await sync.setReadOnly(request.readOnly ?? false)
         case "pause":
             await sync.pause()
         case "resume":

@@ -42,9 +42,6 @@ enum FuseMountConvention {
         guard arguments.count >= 3, let source = arguments.first, !source.hasPrefix("-"), !subcommands.contains(source),
             !arguments[1].hasPrefix("-"), arguments[2].hasPrefix("-o")
         else { return nil }
-        guard source.hasPrefix("/") || S3Location.isS3(source) else {
-            throw CommandFailure("the store '\(source)' must be an absolute path or s3://BUCKET/PREFIX in mount -t fuse.ubiqfs and fstab")
-        }
         let mountpoint = arguments[1]
         var options: [String] = []
         var rest = arguments.dropFirst(2)[...]
@@ -56,6 +53,14 @@ enum FuseMountConvention {
             } else {
                 throw CommandFailure("unexpected argument '\(flag)': the mount.fuse form is ubiqfs STORE MOUNTPOINT -o OPTIONS")
             }
+        }
+        // `mount -o remount,ro|rw` (the source is then the mount's name): the same mount,
+        // read-only or read-write from now on.
+        if options.contains("remount") {
+            return ["remount", mountpoint, options.contains("ro") ? "--read-only" : "--read-write"]
+        }
+        guard source.hasPrefix("/") || S3Location.isS3(source) else {
+            throw CommandFailure("the store '\(source)' must be an absolute path or s3://BUCKET/PREFIX in mount -t fuse.ubiqfs and fstab")
         }
         var translated = ["mount", mountpoint, "--store", source]
         for option in options where !option.isEmpty {

@@ -75,6 +75,16 @@ import Testing
             \(MountFixture.binary) sync \(root)/one --wait
             test "$(cat \(root)/one/later)" = "from two"
             test "$(ls \(fixture.store)/team/journal | wc -l)" = $((records + 1))
+            # remount,rw: writable again, and what is written is pushed; remount,ro: not.
+            mount -o remount,rw \(root)/one
+            grep " \(root)/one fuse.ubiqfs rw," /proc/mounts | grep -q nosuid
+            echo "after remount" > \(root)/one/rw.txt
+            \(MountFixture.binary) sync \(root)/one --wait
+            test "$(ls \(fixture.store)/team/journal | wc -l)" = $((records + 2))
+            mount -o remount,ro \(root)/one
+            grep -q " \(root)/one fuse.ubiqfs ro," /proc/mounts
+            fails touch \(root)/one/again 2>/dev/null
+            \(MountFixture.binary) status \(root)/one | grep -q "read-only:"
             umount \(root)/one
             fails mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,colour=blue 2> err
             grep -q "unknown mount option .colour=blue." err
