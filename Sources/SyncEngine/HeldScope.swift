@@ -38,47 +38,50 @@ struct HeldScope: Sendable {
     }
 
     /// The rows it keeps back, and what they in turn keep back: an item inside a new folder
-    /// that waits, an item put where one that waits is committed, and the delete of a folder
-    /// that has one that waits in it. The database is asked a bounded number of questions
-    /// per row, once; the closure is computed in memory.
+    /// that waits, an item put where one that waits (or a held item) is committed, and the
+    /// delete of a folder that has one of these in it. The database is asked a bounded
+    /// number of questions per row, once; the closure is computed in memory.
     func split(_ rows: [ItemRow], _ db: Database) throws -> (pushable: [ItemRow], heldBack: [ItemRow]) {
         guard !items.isEmpty else { return (rows, []) }
         let folders = try heldFolders(db)
         var waiting = Set<Inode>()
         var waitingNew = Set<Inode>()
-        var waitingIDs = Set<ItemID>()
-        var needs: [(row: ItemRow, ids: [ItemID])] = []
+        var waitingIDs = items
+        var candidates: [(row: ItemRow, neighbours: [ItemID])] = []
+        func wait(_ row: ItemRow) {
+            waiting.insert(row.inode)
+            waitingIDs.insert(row.itemID)
+            if row.baseSeq == 0 { waitingNew.insert(row.inode) }
+        }
         for row in rows {
-            if try contains(row, folders: folders, db) {
-                waiting.insert(row.inode)
-                waitingIDs.insert(row.itemID)
-                if row.baseSeq == 0 { waitingNew.insert(row.inode) }
-            } else {
-                needs.append((row, try committedNeighbours(row, db)))
-            }
+            if try isHeld(row, folders: folders, db) { wait(row) } else { candidates.append((row, try committedNeighbours(row, db))) }
         }
         var changed = true
         while changed {
             changed = false
-            for (row, ids) in needs where !waiting.contains(row.inode) {
+            for (row, neighbours) in candidates where !waiting.contains(row.inode) {
                 let parentWaits = row.parent.map(waitingNew.contains) ?? false
-                guard parentWaits || ids.contains(where: waitingIDs.contains) else { continue }
-                waiting.insert(row.inode)
-                waitingIDs.insert(row.itemID)
-                if row.baseSeq == 0 { waitingNew.insert(row.inode) }
+                guard parentWaits || neighbours.contains(where: waitingIDs.contains) else { continue }
+                wait(row)
                 changed = true
             }
         }
         return (rows.filter { !waiting.contains($0.inode) }, rows.filter { waiting.contains($0.inode) })
     }
 
+    /// One row alone (the next part of a planned order): held back by a held change itself,
+    /// or by needing a held item's committed place. What it needs in turn is `split`'s.
+    func contains(_ row: ItemRow, _ db: Database) throws -> Bool {
+        guard !items.isEmpty else { return false }
+        return try isHeld(row, folders: heldFolders(db), db) || committedNeighbours(row, db).contains(where: items.contains)
+    }
+
     /// The committed items a row's push needs settled first: what the others have in a
     /// folder it deletes, or what holds the name it takes.
     private func committedNeighbours(_ row: ItemRow, _ db: Database) throws -> [ItemID] {
         if row.deleted && row.itemKind == .directory { return try BaseSnapshots.children(of: row.itemID, db) }
-        guard !row.deleted, row.dirtyFlags.contains(.metadata), let parentIno = row.parent,
-              let parent = try ItemRow.find(ino: parentIno, db) else { return [] }
-        return try BaseSnapshots.holders(of: row.itemName, in: parent.itemID, db)
+        guard !row.deleted, row.dirtyFlags.contains(.metadata), let parent = try parentID(row, db) else { return [] }
+        return try BaseSnapshots.holders(of: row.itemName, in: parent, db)
     }
 
     /// The folders whose delete is held, as inodes here.
@@ -86,19 +89,17 @@ struct HeldScope: Sendable {
         try deletes.compactMap { id in try ItemRow.find(id: id, db).flatMap { $0.itemKind == .directory ? $0.inode : nil } }
     }
 
-    func contains(_ row: ItemRow, _ db: Database) throws -> Bool {
-        guard !items.isEmpty else { return false }
-        return try contains(row, folders: heldFolders(db), db)
-    }
-
-    private func contains(_ row: ItemRow, folders: [Inode], _ db: Database) throws -> Bool {
+    /// The held item itself, what is inside a folder whose delete is held, the delete of a
+    /// folder a held upsert puts an item in, and an item put where a held upsert puts one.
+    private func isHeld(_ row: ItemRow, folders: [Inode], _ db: Database) throws -> Bool {
         if items.contains(row.itemID) { return true }
-        // A folder delete must take what the others have in it, a held item among them.
         if row.deleted && row.itemKind == .directory && parents.contains(row.itemID) { return true }
         for folder in folders where try ItemRow.isInside(row.inode, folder, db) { return true }
-        guard !row.deleted, row.dirtyFlags.contains(.metadata), let parentIno = row.parent,
-              let parent = try ItemRow.find(ino: parentIno, db) else { return false }
-        if places.contains(Place(parent: parent.itemID, name: row.itemName)) { return true }
-        return try BaseSnapshots.holders(of: row.itemName, in: parent.itemID, db).contains(where: items.contains)
+        guard !row.deleted, row.dirtyFlags.contains(.metadata), let parent = try parentID(row, db) else { return false }
+        return places.contains(Place(parent: parent, name: row.itemName))
+    }
+
+    private func parentID(_ row: ItemRow, _ db: Database) throws -> ItemID? {
+        try row.parent.flatMap { try ItemRow.find(ino: $0, db) }?.itemID
     }
 }
