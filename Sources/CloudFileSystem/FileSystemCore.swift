@@ -232,11 +232,16 @@ public final class FileSystemCore: Sendable {
                 guard row.itemKind == .directory, !row.deleted else { return nil }
                 return try ItemRow.find(ino: row.parent ?? Inode.root, db)
             }
-            // Counted only if still in use: a purge in between would leave the kernel an
-            // inode with no row.
-            guard let row, !row.deleted || handles.addLookupIfReferenced(row.inode) else { throw FileSystemError(.notFound) }
+            guard let row else { throw FileSystemError(.notFound) }
             let attributes = try attributes(of: row)
-            if !row.deleted { handles.addLookup(row.inode) }
+            // Counted last (what the kernel is given is what it will forget), and for an
+            // unlinked item only if still in use: a purge in between would leave the kernel
+            // an inode with no row.
+            if row.deleted {
+                guard handles.addLookupIfReferenced(row.inode) else { throw FileSystemError(.notFound) }
+            } else {
+                handles.addLookup(row.inode)
+            }
             return attributes
         }
     }
