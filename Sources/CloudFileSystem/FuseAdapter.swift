@@ -17,8 +17,12 @@ public final class FuseAdapter: FuseOperations {
     /// explicitly when another device changes something.
     static let cacheTimeout: Double = 600
 
-    public init(core: FileSystemCore, logger: Logger) {
+    /// The generation of every entry but the root (`MetadataStore.inodeGeneration`).
+    let inodeGeneration: UInt64
+
+    public init(core: FileSystemCore, inodeGeneration: UInt64, logger: Logger) {
         self.core = core
+        self.inodeGeneration = inodeGeneration
         self.logger = logger
     }
 
@@ -90,8 +94,11 @@ public final class FuseAdapter: FuseOperations {
         return max(Int64.min / 2, min(Int64.max / 2, sum))
     }
 
-    private static func entry(_ attributes: ItemAttributes) -> FuseEntry {
-        FuseEntry(attributes: fuseAttributes(attributes), entryTimeout: cacheTimeout, attributeTimeout: cacheTimeout)
+    /// The root's generation stays 0: the kernel made the root inode with 0 and would take
+    /// any other value in a lookup (of ".." by handle) as the root replaced.
+    private func entry(_ attributes: ItemAttributes) -> FuseEntry {
+        let generation = attributes.ino == .root ? 0 : inodeGeneration
+        return FuseEntry(attributes: Self.fuseAttributes(attributes), generation: generation, entryTimeout: Self.cacheTimeout, attributeTimeout: Self.cacheTimeout)
     }
 
     private static func caller(_ request: FuseRequest) -> Caller {
@@ -115,7 +122,7 @@ public final class FuseAdapter: FuseOperations {
 
     public func lookup(_ request: FuseRequest, parent: Inode, name: [UInt8]) {
         do {
-            request.reply(entry: Self.entry(try core.lookup(parent: parent, name: name)))
+            request.reply(entry: self.entry(try core.lookup(parent: parent, name: name)))
         } catch where error.code == .notFound {
             request.replyNegativeEntry(timeout: Self.cacheTimeout)
         } catch {
@@ -159,7 +166,7 @@ public final class FuseAdapter: FuseOperations {
 
     public func mknod(_ request: FuseRequest, parent: Inode, name: [UInt8], mode: UInt32, rdev: UInt64) {
         do {
-            request.reply(entry: Self.entry(try core.mknod(parent: parent, name: name, mode: mode, rdev: rdev, caller: Self.caller(request))))
+            request.reply(entry: self.entry(try core.mknod(parent: parent, name: name, mode: mode, rdev: rdev, caller: Self.caller(request))))
         } catch {
             fail(request, error, "mknod")
         }
@@ -167,7 +174,7 @@ public final class FuseAdapter: FuseOperations {
 
     public func mkdir(_ request: FuseRequest, parent: Inode, name: [UInt8], mode: UInt32) {
         do {
-            request.reply(entry: Self.entry(try core.mkdir(parent: parent, name: name, mode: mode, caller: Self.caller(request))))
+            request.reply(entry: self.entry(try core.mkdir(parent: parent, name: name, mode: mode, caller: Self.caller(request))))
         } catch {
             fail(request, error, "mkdir")
         }
@@ -193,7 +200,7 @@ public final class FuseAdapter: FuseOperations {
 
     public func symlink(_ request: FuseRequest, target: [UInt8], parent: Inode, name: [UInt8]) {
         do {
-            request.reply(entry: Self.entry(try core.symlink(parent: parent, name: name, target: target, caller: Self.caller(request))))
+            request.reply(entry: self.entry(try core.symlink(parent: parent, name: name, target: target, caller: Self.caller(request))))
         } catch {
             fail(request, error, "symlink")
         }
@@ -232,7 +239,7 @@ public final class FuseAdapter: FuseOperations {
     public func create(_ request: FuseRequest, parent: Inode, name: [UInt8], mode: UInt32, flags: Int32) {
         do {
             let (attributes, handle) = try core.create(parent: parent, name: name, mode: mode, flags: flags, caller: Self.caller(request))
-            request.reply(entry: Self.entry(attributes), open: self.opened(handle, keepCache: true, directIO: core.isDirect(handle: handle)))
+            request.reply(entry: self.entry(attributes), open: self.opened(handle, keepCache: true, directIO: core.isDirect(handle: handle)))
         } catch {
             fail(request, error, "create")
         }
@@ -313,7 +320,7 @@ public final class FuseAdapter: FuseOperations {
                 let attributes = Self.fuseAttributes(entry.attributes)
                 let item = FuseDirectoryEntry(name: entry.name, ino: attributes.ino, mode: attributes.mode, nextOffset: entry.nextOffset)
                 if plus && entry.name != [46] && entry.name != [46, 46] {
-                    guard buffer.add(item, plus: Self.entry(entry.attributes)) else { break }
+                    guard buffer.add(item, plus: self.entry(entry.attributes)) else { break }
                     core.noteListed(entry.attributes.ino)
                 } else {
                     guard buffer.add(item) else { break }

@@ -155,6 +155,12 @@ public final class MetadataStore: Sendable {
                 t.column("waitingFor", .text).notNull()
             }
         }
+        migrator.registerMigration("v9: inode generation") { db in
+            // Inode numbers are never reused within one database (AUTOINCREMENT), but a new
+            // database (`ubiqfs reset`) numbers items again: file handles taken before must
+            // go stale rather than open whatever item has their number now.
+            try Self.setSetting(Self.inodeGenerationKey, String(UInt32.random(in: 1...UInt32.max)), db)
+        }
         return migrator
     }
 
@@ -202,6 +208,17 @@ public final class MetadataStore: Sendable {
     }
 
     // MARK: Settings
+
+    static let inodeGenerationKey = "inodeGeneration"
+
+    /// The generation of every inode of this database but the root's (which the kernel
+    /// fixes at 0): what file handles carry to tell this database's items from another's.
+    public func inodeGeneration() throws(MetadataError) -> UInt64 {
+        guard let value = try setting(Self.inodeGenerationKey), let generation = UInt64(value) else {
+            throw MetadataError(code: .corrupt, message: "the state database has no inode generation")
+        }
+        return generation
+    }
 
     public func setting(_ key: String) throws(MetadataError) -> String? {
         try read { db in try String.fetchOne(db, sql: "SELECT value FROM setting WHERE key = ?", arguments: [key]) }

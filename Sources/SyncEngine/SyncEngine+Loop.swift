@@ -8,6 +8,9 @@ import MetadataStore
 extension SyncEngine {
     func run() async {
         var nextPoll = ContinuousClock.now
+        // The first cycle only pulls, so whoever waits for the tree at start (the mount)
+        // never waits behind uploads left from the last run.
+        var firstCycle = true
         while !Task.isCancelled {
             let now = ContinuousClock.now
             let (debounce, maxDelay) = (configuration.debounce, configuration.maxPushDelay)
@@ -16,18 +19,22 @@ extension SyncEngine {
                  $0.pushes.isBursting(at: now, debounce: debounce, maxDelay: maxDelay), $0.pullWanted)
             }
             // A watch wake-up is not allowed to defeat the backoff of a failing store.
-            if !paused && (syncRequested || pushDue || (pullDue && failures == 0) || now >= nextPoll) {
-                // A poll or a remote change during a burst of local changes only pulls.
-                let mode: CycleMode = syncRequested || overdue ? .drain : (bursting ? .pullOnly : (pushDue ? .push : .poll))
-                let waiters = syncRequested ? syncWaiters : []
+            let pullRequested = !pullWaiters.isEmpty
+            if !paused && (syncRequested || pullRequested || pushDue || (pullDue && failures == 0) || now >= nextPoll) {
+                // A poll or a remote change during a burst of local changes only pulls, as
+                // does a cycle someone waits on for a pull (the push follows at the next tick).
+                let mode: CycleMode = syncRequested || overdue ? .drain : (bursting || pullRequested || firstCycle ? .pullOnly : (pushDue ? .push : .poll))
+                let waiters = (syncRequested ? syncWaiters : []) + pullWaiters
                 if syncRequested { syncWaiters = [] }
+                pullWaiters = []
                 syncRequested = false
+                firstCycle = false
                 let result = await cycle(mode)
                 nextPoll = .now + nextPollDelay(after: result)
                 for waiter in waiters { waiter.resume(returning: result) }
-            } else if paused && !syncWaiters.isEmpty {
-                let waiters = syncWaiters
-                syncWaiters = []
+            } else if paused && !(syncWaiters.isEmpty && pullWaiters.isEmpty) {
+                let waiters = syncWaiters + pullWaiters
+                (syncWaiters, pullWaiters) = ([], [])
                 for waiter in waiters { waiter.resume(returning: .failure(SyncError(code: .paused, message: "sync is paused"))) }
             }
             try? await Task.sleep(for: .milliseconds(25))

@@ -55,6 +55,8 @@ public actor SyncEngine {
     var lastPrune: ContinuousClock.Instant?
     var syncRequested = false
     var syncWaiters: [CheckedContinuation<Result<Void, SyncError>, Never>] = []
+    /// Waiting for a pull alone (`pullNow`).
+    var pullWaiters: [CheckedContinuation<Result<Void, SyncError>, Never>] = []
     /// Other devices' changes held for a file open for writing here, by item (`HeldChanges`,
     /// read again whenever an apply changes them). Their items are not pushed until applied.
     var held: [ItemID: HeldChange] = [:]
@@ -161,8 +163,8 @@ public actor SyncEngine {
                 logger.notice("the last push did not finish (at most \(timeout), or \(stall) without an answer from the store); what is pending is pushed after the next mount")
             }
         }
-        for waiter in syncWaiters { waiter.resume(returning: .failure(SyncError(code: .cancelled, message: "unmounting"))) }
-        syncWaiters = []
+        for waiter in syncWaiters + pullWaiters { waiter.resume(returning: .failure(SyncError(code: .cancelled, message: "unmounting"))) }
+        (syncWaiters, pullWaiters) = ([], [])
         return (try? await metadata.read { db in try ItemRow.pendingCount(db) }) ?? 0
     }
 
@@ -183,6 +185,17 @@ public actor SyncEngine {
         let result = await withCheckedContinuation { continuation in
             syncWaiters.append(continuation)
             syncRequested = true
+        }
+        try result.get()
+    }
+
+    /// Pull now, pushing nothing; returns when the tree is as the store has it, or throws
+    /// why not. What a mount waits for: a new device shows every item at once, and local
+    /// work pending since the last run (a large file, a full store) never delays the mount.
+    public func pullNow() async throws(SyncError) {
+        if paused { throw SyncError(code: .paused, message: "sync is paused; run `ubiqfs resume` first") }
+        let result = await withCheckedContinuation { continuation in
+            pullWaiters.append(continuation)
         }
         try result.get()
     }

@@ -139,15 +139,17 @@ final class Daemon {
         let (sync, core, coordinator) = (stack.sync, stack.core, stack.coordinator)
         let limit = options.cacheSize.flatMap(ByteSize.parse) ?? CacheBudget.defaultLimit(cacheDirectory: stack.cache.directory)
         let budget = CacheBudget(core: core, limit: limit, logger: logger)
-        // The tree first, so a new device shows every item as soon as the mount is there.
+        // The tree first, so a new device shows every item as soon as the mount is there;
+        // what is pending from the last run is pushed once the mount is up, however large.
         Task { await sync.start() }
         do {
-            try Blocking.wait { try await sync.syncNow() }
+            try Blocking.wait { try await sync.pullNow() }
         } catch {
             logger.warning("first sync failed; working offline until the store is back: \(error)")
         }
+        sync.localChange()
 
-        let adapter = FuseAdapter(core: core, logger: logger)
+        let adapter = FuseAdapter(core: core, inodeGeneration: try stack.metadata.inodeGeneration(), logger: logger)
         // default_permissions always: the kernel checks modes and owners, so the daemon
         // never has to. allow_other only when asked: a mount is private to its user otherwise.
         let mountOptions = "default_permissions" + (options.allowOther ? ",allow_other" : "") + (options.noexec ? ",noexec" : "") + (options.readOnly ? ",ro" : "") + ",fsname=ubiqfs:\(options.resolvedContainer)" + (options.plainFuseType ? "" : ",subtype=ubiqfs")

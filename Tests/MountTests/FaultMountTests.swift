@@ -113,6 +113,31 @@ import Testing
         try await fixture.sh("test \"$(cat \(other)/kept.txt)\" = kept")
     }
 
+    /// Work pending from the last run (here a file whose upload cannot finish) is pushed
+    /// after the mount is up: the mount waits for the pull only, never for uploads (a large
+    /// file left by a crash or a full store made mounting take minutes).
+    @Test func pendingUploadsNeverDelayTheMount() async throws {
+        let fixture = try MountFixture()
+        let bin = MountFixture.binary
+        let m = try await fixture.mount("m")
+        try await fixture.sh("""
+            \(bin) pause \(m)
+            head -c 3000000 /dev/urandom > \(m)/pending.bin
+            cp \(m)/pending.bin expected.bin
+            """)
+        try await fixture.unmount(m)
+        // Block transfers hang, for longer than the fixture waits for a mount.
+        let again = try await fixture.mount("m", extra: ["--store-faults", "blocks,hang", "--store-timeout", "600"])
+        try await fixture.sh("""
+            cmp expected.bin \(again)/pending.bin
+            \(bin) status \(again) | grep -q "pending uploads: 1"
+            \(bin) faults \(again) off
+            \(bin) sync \(again) --wait
+            """)
+        let other = try await fixture.mount("other")
+        try await fixture.sh("cmp expected.bin \(other)/pending.bin")
+    }
+
     /// A hung store at mount: a device that joined before starts offline and works; a new
     /// device is refused with a reason. Neither waits longer than the store timeout.
     @Test func aHungStoreAtMountNeitherBlocksNorLosesWork() async throws {

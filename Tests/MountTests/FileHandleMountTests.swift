@@ -17,6 +17,65 @@ import Testing
             """)
     }
 
+    /// After `ubiqfs reset` the items are numbered again, so an old handle's inode number
+    /// may now be another file's: the handle must go stale, never open that file.
+    @Test func handlesFromBeforeAResetAreStale() async throws {
+        let fixture = try MountFixture()
+        let bin = MountFixture.binary
+        let mnt = try await fixture.mount("m")
+        let state = fixture.root + "/m.state"
+        try await fixture.sh("""
+            cat > handle.py <<'PY'
+            \(Self.resetScript)
+            PY
+            echo first > \(mnt)/first
+            echo second > \(mnt)/second
+            python3 handle.py save \(mnt)/second handle.bin
+            # Same database: the handle opens its file.
+            test "$(python3 handle.py open \(mnt) handle.bin)" = second
+            rm \(mnt)/first
+            \(bin) sync \(mnt) --wait
+            \(bin) unmount \(mnt)
+            \(bin) reset \(mnt) --state-dir \(state) > /dev/null
+            \(bin) mount \(mnt) --store \(fixture.store) --state-dir \(state)
+            # "second" comes back as the first item pulled; the next one made here takes
+            # the number "second" had before.
+            cat \(mnt)/second > /dev/null
+            echo third > \(mnt)/third
+            test "$(sqlite3 \(state)/state.db "SELECT ino FROM item WHERE name = CAST('third' AS BLOB)")" = "$(cat handle.bin.ino)"
+            test "$(python3 handle.py open \(mnt) handle.bin)" = ESTALE
+            """)
+        try await fixture.unmount(mnt)
+    }
+
+    static let resetScript = #"""
+        import ctypes, os, sys
+
+        libc = ctypes.CDLL(None, use_errno=True)
+
+        class FileHandle(ctypes.Structure):
+            _fields_ = [("handle_bytes", ctypes.c_uint), ("handle_type", ctypes.c_int), ("f_handle", ctypes.c_ubyte * 128)]
+
+        if sys.argv[1] == "save":
+            path, out = sys.argv[2], sys.argv[3]
+            handle, mount_id = FileHandle(handle_bytes=128), ctypes.c_int()
+            if libc.name_to_handle_at(-100, path.encode(), ctypes.byref(handle), ctypes.byref(mount_id), 0) != 0:
+                sys.exit(f"name_to_handle_at: {os.strerror(ctypes.get_errno())}")
+            open(out, "wb").write(bytes(handle))
+            open(out + ".ino", "w").write(str(os.stat(path).st_ino))
+        else:
+            mount, saved = sys.argv[2], sys.argv[3]
+            handle = FileHandle.from_buffer_copy(open(saved, "rb").read())
+            with open("/proc/sys/vm/drop_caches", "w") as f:
+                f.write("3")
+            mount_fd = os.open(mount, os.O_RDONLY | os.O_DIRECTORY)
+            fd = libc.open_by_handle_at(mount_fd, ctypes.byref(handle), os.O_RDONLY)
+            if fd < 0:
+                print(os.strerror(ctypes.get_errno()) if ctypes.get_errno() != 116 else "ESTALE")
+            else:
+                print(os.read(fd, 100).decode().strip())
+        """#
+
     static let script = #"""
         import ctypes, os, sys
 
