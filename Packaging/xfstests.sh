@@ -9,7 +9,7 @@
 # Installs xfstests' build and run dependencies (apt-get), builds it, writes its
 # local.config (FSTYP=fuse, FUSE_SUBTYP=.ubiqfs, TEST_DEV and SCRATCH_DEV as names), and
 # installs /sbin/mount.fuse.ubiqfs for the run only: it maps a device name to a store and
-# a state dir under a temporary folder and mounts them the mount.fuse way. Everything is
+# a state dir on a 3 GiB tmpfs of the device's own and mounts them the mount.fuse way. Everything is
 # unmounted and the helper removed at the end, also on failure or Ctrl-C. Prints
 # xfstests' summary; docs/SEMANTICS.md ("POSIX conformance (xfstests)") lists the
 # failures expected and why.
@@ -41,15 +41,25 @@ getent group fsgqa >/dev/null || groupadd fsgqa
 
 root="$(mktemp -d /tmp/ubiqfs-xfstests-XXXX)"
 chmod 755 "$root"
-mkdir -p "$root/test" "$root/scratch"
+mkdir -p "$root/test" "$root/scratch" "$root/disk-test" "$root/disk-scratch"
 cleanup() {
     for mnt in "$root/test" "$root/scratch"; do
         "$bin" unmount "$mnt" >/dev/null 2>&1 || umount -l "$mnt" 2>/dev/null
     done
+    for disk in test scratch; do
+        cp "$root/disk-$disk/state-$disk/ubiqfs.log" "$root/ubiqfs-$disk.log" 2>/dev/null
+        umount -l "$root/disk-$disk" 2>/dev/null
+    done
     rm -f "$helper"
-    echo "xfstests.sh: stores, state dirs and logs kept in $root"
+    echo "xfstests.sh: results and daemon logs kept in $root"
 }
 trap cleanup EXIT
+# Each device's state dir and store on a filesystem of its own, as TEST_DEV and
+# SCRATCH_DEV are partitions of their own: tests that fill the disk (generic/103
+# fallocates all free space and leaves it for the next mkfs) fill that one only.
+for disk in test scratch; do
+    mount -t tmpfs -o size=3g,mode=0755 "ubiqfs-xfstests-$disk" "$root/disk-$disk" || exit 1
+done
 
 # mount.fuse.ubiqfs ubiqfs:NAME MOUNTPOINT -o OPTIONS: NAME picks a store, a state dir
 # and the container, so the mount's source in /proc/mounts is the device name xfstests
@@ -67,14 +77,14 @@ while [ "\$#" -gt 0 ]; do
     esac
 done
 name="\${device#ubiqfs:}"
-kept="state-dir=$root/state-\$name,container=\$name,device=\$name,subtype="
+kept="state-dir=$root/disk-\$name/state-\$name,container=\$name,device=\$name,subtype="
 for option in \$(echo "\$options" | tr , ' '); do
     case "\$option" in
         source=*|context=*|fscontext=*|rootcontext=*|defcontext=*) ;;
         *) kept="\$kept,\$option" ;;
     esac
 done
-exec "$bin" "$root/store-\$name" "\$mountpoint" -o "\$kept"
+exec "$bin" "$root/disk-\$name/store-\$name" "\$mountpoint" -o "\$kept"
 EOF
 chmod 755 "$helper"
 

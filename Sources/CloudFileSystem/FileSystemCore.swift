@@ -106,13 +106,16 @@ public final class FileSystemCore: Sendable {
     }
 
     /// `freeing`: the change frees space (a delete, a truncate, an eviction), so on a full
-    /// disk it may spend the state disk's reserve: freeing space must work when it is needed.
+    /// disk it may reuse the log's space and spend the state disk's reserve: freeing space
+    /// must work when it is needed, also for deletes in a row that free nothing.
     func write<T>(freeing: Bool = false, _ body: (Database) throws -> T) throws(FileSystemError) -> T {
         do {
-            return try metadata.write(body)
-        } catch where freeing && error.code == .diskFull && cache.reserve.release() {
-            logger.warning("the state disk is full; spent the space reserve to let a delete through")
-            do { return try metadata.write(body) } catch { throw Self.wrap(error) }
+            guard freeing else { return try metadata.write(body) }
+            return try metadata.write(makingRoom: { [cache, logger] in
+                guard cache.reserve.release() else { return false }
+                logger.warning("the state disk is full; spent the space reserve to let a delete through")
+                return true
+            }, body)
         } catch {
             throw Self.wrap(error)
         }

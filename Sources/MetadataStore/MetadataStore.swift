@@ -180,6 +180,36 @@ public final class MetadataStore: Sendable {
         do { return try pool.write(body) } catch { throw Self.wrap(error) }
     }
 
+    /// A write that frees space (a delete): on a full disk it checkpoints the log, so the
+    /// retry can start it over in the space it has, then asks `makeRoom` for space and
+    /// retries while that finds some. All of it under the writer lock, so no other write
+    /// of this database takes the room first.
+    public func write<T>(makingRoom makeRoom: () -> Bool, _ body: (Database) throws -> T) throws(MetadataError) -> T {
+        do {
+            return try pool.writeWithoutTransaction { db in
+                var checkpointed = false
+                while true {
+                    do {
+                        var result: T?
+                        try db.inTransaction {
+                            result = try body(db)
+                            return .commit
+                        }
+                        return result!
+                    } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL {
+                        if !checkpointed {
+                            checkpointed = true
+                            if (try? db.checkpoint(.passive)) != nil { continue }
+                        }
+                        guard makeRoom() else { throw error }
+                    }
+                }
+            }
+        } catch {
+            throw Self.wrap(error)
+        }
+    }
+
     /// For actors: the same, without blocking a cooperative thread.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(MetadataError) -> T {
         do { return try await pool.read(body) } catch { throw Self.wrap(error) }
