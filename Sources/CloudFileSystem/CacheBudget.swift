@@ -94,7 +94,7 @@ public final class CacheBudget: Sendable {
         let candidates: [(ino: Inode, lastUse: Int64)]
         do {
             candidates = try core.metadata.read { db in
-                try ItemRow.cleanLocalFiles(includingDeleted: false, db)
+                try ItemRow.evictableFiles(db)
                     .filter { row in try row.baseSeq > 0 && !handles.isOpen(row.inode) && !ItemRow.isPinned(row.inode, db) }
                     .map { ($0.inode, handles.lastUse($0.inode) ?? cache.status($0.inode)?.mtime ?? 0) }
             }

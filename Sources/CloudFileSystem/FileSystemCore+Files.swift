@@ -13,15 +13,14 @@ import SyncEngine
 extension FileSystemCore {
     // MARK: Open files
 
-    /// Opens a file. A placeholder opens once it can be read: for reading, as soon as its
-    /// download has started (each read then waits for its own blocks); for writing, once
-    /// its whole content is here. Downloads run outside any lease. The first attempt runs
-    /// on the caller's thread (`FuseAdapter` starts the call with `Task.immediate` on a
-    /// libfuse thread), so a local file opens with no hop; attempts after a wait run on
-    /// `OffloadedWork`'s threads, as they may block on a lease.
+    /// Opens a file. A placeholder or partial file opened for reading opens at once and
+    /// fetches nothing: each read fetches the blocks it needs (`read`). Opened for writing,
+    /// it opens once its whole content is here. Downloads run outside any lease. The first
+    /// attempt runs on the caller's thread (`FuseAdapter` starts the call with
+    /// `Task.immediate` on a libfuse thread), so a local file opens with no hop; attempts
+    /// after a wait run on `OffloadedWork`'s threads, as they may block on a lease.
     public func open(_ ino: Inode, flags: Int32) async throws(FileSystemError) -> OpenedFile {
         if let opened = try openLocal(ino, flags: flags) { return opened }
-        if flags & O_ACCMODE == O_RDONLY { return try await openStreaming(ino) }
         // After three downloads whose result was replaced before the open, give up.
         for _ in 0..<3 {
             try await waitForContent(ino)
@@ -30,8 +29,9 @@ extension FileSystemCore {
         throw FileSystemError(.io, "content of inode \(ino) keeps changing")
     }
 
-    /// Opens a file whose content is local; nil for a placeholder that must be downloaded
-    /// first (an empty one, or one opened with O_TRUNC, becomes an empty local file).
+    /// Opens a file whose content is local, or a placeholder or partial file for reading;
+    /// nil for one opened for writing whose content must be downloaded first (an empty
+    /// one, or one opened with O_TRUNC, becomes an empty local file).
     private func openLocal(_ ino: Inode, flags: Int32) throws(FileSystemError) -> OpenedFile? {
         let truncate = flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY
         return try withLeases([(ino, truncate ? .exclusive : .shared)], "open") { () throws(FileSystemError) -> OpenedFile? in
@@ -61,11 +61,13 @@ extension FileSystemCore {
         let writable = flags & O_ACCMODE != O_RDONLY
         let truncate = flags & O_TRUNC != 0 && writable
         var wrote = created
-        if row.contentState == .placeholder {
-            // Nothing to download when the content is empty (now).
-            guard truncate || row.size == 0 else { return nil }
-            do { try cache.createEmpty(ino) } catch { throw Self.wrap(error) }
-            try write { db in try ItemRow.setContentState(.local, of: ino, db) }
+        if row.contentState != .local {
+            if !truncate && row.size > 0 {
+                return writable ? nil : try openPartial(row)
+            }
+            // Nothing to download when the content is empty (now): a new empty file, so
+            // readers of a partial version keep theirs.
+            try makeEmptyLocal(ino)
             if truncate && row.size > 0 {
                 try noteContentChange(ino)
                 wrote = true
@@ -96,23 +98,24 @@ extension FileSystemCore {
         return handles.open(file, wroteOnOpen: wrote && writable, created: created)
     }
 
-    /// A placeholder opened for reading: the open returns as soon as the download has
-    /// started, on the download's temporary file (the same inode the cache file will be).
-    private func openStreaming(_ ino: Inode) async throws(FileSystemError) -> OpenedFile {
-        let stream: (path: String, generation: UInt64)?
-        do { stream = try await downloads.beginStreaming(ino) } catch { throw .waitingForContent(error) }
-        return try await offloaded { () throws(FileSystemError) -> OpenedFile in
-            let opened = try self.withLeases([(ino, .shared)], "open") { () throws(FileSystemError) -> (handle: UInt64, keepCache: Bool)? in
-                if let stream {
-                    let fd = Glibc.open(stream.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-                    if fd >= 0 { return (self.handles.open(OpenFile(ino: ino, fd: fd, writable: false, append: false, stream: stream.generation)).handle, false) }
-                    // Installed meanwhile (the temporary file became the cache file): open that.
-                }
-                return try self.openFile(self.row(ino), flags: O_RDONLY)
-            }
-            guard let opened else { throw FileSystemError(.io, "content of inode \(ino) keeps changing") }
-            return OpenedFile(handle: opened.handle, keepCache: opened.keepCache, directIO: false)
-        }
+    /// A placeholder or partial file opened for reading: on its fill's cache file, which
+    /// each read fills as it goes.
+    private func openPartial(_ row: ItemRow) throws(FileSystemError) -> (handle: UInt64, keepCache: Bool)? {
+        let partial: PartialContent?
+        do { partial = try downloads.partials.fill(for: row) } catch { throw .waitingForContent(error) }
+        guard let partial else { return nil }
+        let fd: Int32
+        do { fd = try cache.open(row.inode, writable: false) } catch { throw Self.wrap(error) }
+        let file = OpenFile(ino: row.inode, fd: fd, writable: false, append: false, partial: partial, readahead: Readahead())
+        return handles.open(file, wroteOnOpen: false, created: false)
+    }
+
+    /// A placeholder or partial file becomes an empty local file (O_TRUNC, truncate to 0).
+    func makeEmptyLocal(_ ino: Inode) throws(FileSystemError) {
+        cache.remove(ino)
+        downloads.partials.forget(ino)
+        do { try cache.createEmpty(ino) } catch { throw Self.wrap(error) }
+        try write { db in try ItemRow.setContentState(.local, of: ino, db) }
     }
 
     /// Waits (outside any lease) until a placeholder's content is local; Ctrl-C stops
@@ -143,25 +146,22 @@ extension FileSystemCore {
         }
     }
 
-    /// Reads from an open file. On a file still downloading, the read first waits for the
-    /// blocks it covers (fetched before the others; Ctrl-C stops waiting); a failed
-    /// download is never served as zeros.
+    /// Reads from an open file. On a partial file, the read first fetches the blocks it
+    /// covers that are not here (Ctrl-C stops waiting) and starts its readahead; a block
+    /// that cannot be fetched fails this read, never served as zeros, and is tried again
+    /// by the next.
     public func read(handle: UInt64, size: Int, offset: Int64) async throws(FileSystemError) -> [UInt8] {
         guard let file = handles.file(handle) else { throw FileSystemError(.badHandle) }
-        guard let generation = file.stream else { return try readNow(file, size: size, offset: offset) }
-        switch downloads.transfers.rangeStatus(generation, offset: offset, length: size) {
-        case .ready:
-            return try readNow(file, size: size, offset: offset)
-        case .failed(let failure):
-            throw FileSystemError(failure.unreachable ? .unreachable : failure.noSpace ? .noSpace : .io, failure.reason)
-        case .missing:
-            do {
-                try await downloads.waitForRange(file.ino, generation: generation, offset: offset, length: size)
-            } catch {
-                throw .waitingForContent(error)
-            }
-            return try await offloaded { () throws(FileSystemError) in try self.readNow(file, size: size, offset: offset) }
+        guard let partial = file.partial else { return try readNow(file, size: size, offset: offset) }
+        let ahead = file.readahead?.blocks(after: offset, length: size, in: partial) ?? []
+        if !ahead.isEmpty {
+            let downloads = self.downloads
+            Task { await downloads.readAhead(partial, blocks: ahead) }
         }
+        let needed = partial.missing(offset: offset, length: size)
+        guard !needed.isEmpty else { return try readNow(file, size: size, offset: offset) }
+        do { try await downloads.read(partial, blocks: needed) } catch { throw .waitingForContent(error) }
+        return try await offloaded { () throws(FileSystemError) in try self.readNow(file, size: size, offset: offset) }
     }
 
     private func readNow(_ file: OpenFile, size: Int, offset: Int64) throws(FileSystemError) -> [UInt8] {
@@ -299,12 +299,9 @@ extension FileSystemCore {
             if let size = changes.size {
                 guard row.itemKind == .file else { throw FileSystemError(row.itemKind == .directory ? .isDirectory : .invalid) }
                 guard size >= 0 else { throw FileSystemError(.invalid) }
-                if row.contentState == .placeholder {
+                if row.contentState != .local {
                     if size != 0 { return nil }
-                    do { try cache.createEmpty(ino) } catch { throw Self.wrap(error) }
-                    try write { db in
-                        try ItemRow.setContentState(.local, of: ino, db)
-                    }
+                    try makeEmptyLocal(ino)
                 } else {
                     let result = Glibc.truncate(cache.path(for: ino), off_t(size))
                     guard result == 0 else { throw Self.localFailure(errno, "truncate failed") }

@@ -42,12 +42,14 @@ extension FileSystemCore {
                 "pending"
             } else if row.itemKind == .file && row.contentState == .placeholder {
                 "placeholder"
+            } else if row.itemKind == .file && row.contentState == .partial {
+                "partial"
             } else {
                 "local"
             }
             return Array(state.utf8)
         case "user.ubiqfs.progress":
-            let percent = transfer?.percent ?? (row.itemKind == .file && row.contentState == .placeholder ? 0 : 100)
+            let percent = transfer?.percent ?? contentPercent(row)
             return Array(String(percent).utf8)
         case "user.ubiqfs.error":
             guard let error = downloads.transfers.error(ino) else { throw FileSystemError(.noAttribute) }
@@ -66,6 +68,16 @@ extension FileSystemCore {
         }
     }
 
+    /// How much of the item's content is here, when no transfer of it runs.
+    private func contentPercent(_ row: ItemRow) -> Int {
+        guard row.itemKind == .file else { return 100 }
+        switch row.contentState {
+        case .placeholder: return 0
+        case .partial: return row.size > 0 ? Int(min(99, downloads.partials.presentBytes(of: row) * 100 / row.size)) : 0
+        case .local: return 100
+        }
+    }
+
     /// Pin (true), unpin (false) or inherit (nil). Pinning downloads what is not local yet.
     public func setPinned(_ ino: Inode, _ pinned: Bool?) throws(FileSystemError) {
         let toFetch = try withLeases([(ino, .exclusive)], "pin") { () throws(FileSystemError) -> [Inode] in
@@ -77,9 +89,20 @@ extension FileSystemCore {
                 guard try ItemRow.isPinned(ino, db) else { return [] }
                 let candidates = row.itemKind == .directory ? try ItemRow.descendants(of: ino, db) : [row]
                 return try candidates.filter { item in
-                    try item.itemKind == .file && item.contentState == .placeholder && ItemRow.isPinned(item.inode, db)
+                    try item.itemKind == .file && item.contentState != .local && ItemRow.isPinned(item.inode, db)
                 }.map(\.inode)
             }
+        }
+        downloads.prefetch(toFetch)
+    }
+
+    /// Fetches in the background every block not here of the file, or of every file
+    /// under the folder (`ubiqfs download`); returns at once.
+    public func download(_ ino: Inode) throws(FileSystemError) {
+        let toFetch = try read { db -> [Inode] in
+            guard let row = try ItemRow.find(ino: ino, db), !row.deleted else { throw FileSystemError(.notFound) }
+            let candidates = row.itemKind == .directory ? try ItemRow.descendants(of: ino, db) : [row]
+            return candidates.filter { $0.itemKind == .file && $0.contentState != .local }.map(\.inode)
         }
         downloads.prefetch(toFetch)
     }
@@ -104,7 +127,7 @@ extension FileSystemCore {
         let evicted = try withLeases([(ino, .exclusive)], "evict") { () throws(FileSystemError) -> Bool in
             let evicted = try write(freeing: true) { db -> Bool in
                 guard let row = try ItemRow.find(ino: ino, db), !row.deleted else { throw FileSystemError(.notFound) }
-                guard row.itemKind == .file, row.contentState == .local else { return false }
+                guard row.itemKind == .file, row.contentState != .placeholder else { return false }
                 if try ItemRow.isPinned(ino, db) {
                     throw FileSystemError(.notPermitted, "\(row.itemName) is pinned; unpin it first")
                 }
@@ -116,6 +139,7 @@ extension FileSystemCore {
             }
             if evicted {
                 cache.remove(ino)
+                downloads.partials.forget(ino)
                 cache.reserve.restore()
                 notifier.invalidate([.inode(ino, data: true)])
             }
@@ -137,6 +161,8 @@ extension FileSystemCore {
             }
         case "user.ubiqfs.evict":
             return try evict(ino)
+        case "user.ubiqfs.download":
+            return try download(ino)
         case _ where key.hasPrefix("user.ubiqfs."):
             throw FileSystemError(.notPermitted, "\(key) is read-only")
         default:

@@ -180,6 +180,9 @@ public final class FileSystemCore: Sendable {
                 size = status.size
                 mtime = status.mtime
                 blocks = status.blocks
+            } else if row.contentState == .partial, let status = cache.status(row.inode) {
+                // Size and times are the item's; the sparse file's blocks are what is here.
+                blocks = status.blocks
             }
         case .directory:
             let subfolders = try readUnisolated { db in try ItemRow.subfolderCount(row.inode, db) }

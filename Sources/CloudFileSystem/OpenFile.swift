@@ -1,4 +1,5 @@
 import Inodes
+import SyncEngine
 
 /// An open file: the descriptor of the cache file version it opened (kept even if a newer
 /// version is installed or the item is deleted), and how it was opened.
@@ -12,7 +13,8 @@ struct OpenFile: Sendable {
     /// Its writes go around the kernel's page cache (`directIO`, or `O_DIRECT` asked by the
     /// program): pages another descriptor cached are not updated by them.
     var bypassesPageCache = false
-    /// Set while the content is still downloading: the download's generation, whose
-    /// blocks are checked before every read.
-    var stream: UInt64? = nil
+    /// Set for a file opened while partial: the fill whose blocks every read checks (and
+    /// fetches), and how far this reader's readahead reaches.
+    var partial: PartialContent? = nil
+    var readahead: Readahead? = nil
 }

@@ -80,6 +80,12 @@ public final class ContentCache: Sendable {
         utimensat(AT_FDCWD, path(for: ino), &times, AT_SYMLINK_NOFOLLOW)
     }
 
+    /// The same through a descriptor (a partial file's, which may have been renamed over).
+    public func setModificationTime(fd: Int32, nanoseconds: Int64) {
+        var times = [timespec(tv_sec: 0, tv_nsec: Self.utimeOmit), Timestamp.timespec(nanoseconds)]
+        futimens(fd, &times)
+    }
+
     public func makeTemporary() throws(CacheError) -> TemporaryCacheFile {
         let path = tempDirectory + "/" + ItemID.random().rawValue
         do {

@@ -29,7 +29,7 @@ extension ItemRow {
     public static func purgeDeletedAtStart(_ db: Database) throws -> [Inode] {
         var freed = try purgeCandidates(db)
         try db.execute(sql: "DELETE FROM item WHERE deleted = 1 AND dirty = 0")
-        freed += try Inode.fetchAll(db, sql: "SELECT ino FROM item WHERE deleted = 1 AND content = ?", arguments: [ContentState.local.rawValue])
+        freed += try Inode.fetchAll(db, sql: "SELECT ino FROM item WHERE deleted = 1 AND content != ?", arguments: [ContentState.placeholder.rawValue])
         try db.execute(sql: "UPDATE item SET content = ? WHERE deleted = 1", arguments: [ContentState.placeholder.rawValue])
         return freed
     }
@@ -99,6 +99,15 @@ extension ItemRow {
         )
     }
 
+    /// Files with content here (local or partial) and nothing to push: what the cache
+    /// budget may evict.
+    public static func evictableFiles(_ db: Database) throws -> [ItemRow] {
+        try ItemRow.fetchAll(
+            db, sql: "SELECT * FROM item WHERE kind = ? AND content != ? AND dirty = 0 AND deleted = 0",
+            arguments: [ItemKind.file.rawValue, ContentState.placeholder.rawValue]
+        )
+    }
+
     /// Of these items, the ones that are pinned (themselves or by a folder above them).
     /// Most containers pin nothing: then no item needs its ancestors walked.
     public static func pinned(among inos: [Inode], _ db: Database) throws -> [Inode] {
@@ -106,14 +115,15 @@ extension ItemRow {
         return try inos.filter { try isPinned($0, db) }
     }
 
-    /// Placeholder files that are pinned, under `root` (or anywhere): what prefetch fetches.
+    /// Files not wholly here (placeholders, partial files) that are pinned, under `root` (or
+    /// anywhere): what prefetch fetches.
     public static func pinnedPlaceholders(under root: Inode?, _ db: Database) throws -> [Inode] {
         let tops: [Inode] = if let root { [root] } else { try Inode.fetchAll(db, sql: "SELECT ino FROM item WHERE pinned = 1 AND deleted = 0") }
         var found: [Inode] = []
         for top in tops {
             guard let row = try find(ino: top, db), !row.deleted else { continue }
             let items = row.itemKind == .directory ? try descendants(of: top, db) : [row]
-            for item in items where item.itemKind == .file && item.contentState == .placeholder {
+            for item in items where item.itemKind == .file && item.contentState != .local {
                 if try isPinned(item.inode, db) { found.append(item.inode) }
             }
         }
@@ -148,7 +158,7 @@ extension ItemRow {
             }
             let isCached = next < cached.count && cached[next] == ino
             if isCached { next += 1 }
-            if !isCached && row[1] == ItemKind.file.rawValue && row[2] == ContentState.local.rawValue {
+            if !isCached && row[1] == ItemKind.file.rawValue && row[2] != ContentState.placeholder.rawValue {
                 missing.append((ino, DirtyFlags(rawValue: row[3]).contains(.content)))
             }
         }

@@ -161,6 +161,9 @@ public final class MetadataStore: Sendable {
             // go stale rather than open whatever item has their number now.
             try Self.setSetting(Self.inodeGenerationKey, String(UInt32.random(in: 1...UInt32.max)), db)
         }
+        migrator.registerMigration("v10: fetched blocks") { db in
+            try FetchedBlocks.createTable(db)
+        }
         return migrator
     }
 

@@ -7,15 +7,17 @@ import ItemModel
 import Logging
 import MetadataStore
 
-/// Downloads of placeholders, beside the sync loop: whole-file downloads (`materialize`),
-/// reads served while a download runs (`beginStreaming`, `waitForRange`), the prefetch of
-/// pinned items, and the content of earlier versions (`fetchVersion`). Every block comes
-/// through one `BlockFetcher`. Concurrent callers for one item share one download (a
-/// `Stream` with a generation number); a finished download is installed under a short
-/// exclusive lease, and never over content that changed meanwhile.
+/// Fetches the blocks of partial files into their cache files: the blocks a reader waits
+/// for first, then readahead, then whole files (`materialize`: pinned items, `ubiqfs
+/// download`, a file opened for writing); and the content of earlier versions
+/// (`fetchVersion`). Every block comes through one `BlockFetcher`, is verified against its
+/// hash and made durable before it is marked here; concurrent callers for one block share
+/// one fetch (`Downloader+Blocks`).
 public actor Downloader {
-    /// Transfers in flight and per-item errors, for the status xattrs and streaming reads.
+    /// Transfers in flight and per-item errors, for the status xattrs.
     public nonisolated let transfers: TransferTable
+    /// The fill of each partial file.
+    public nonisolated let partials: PartialFiles
     let calls: SyncCalls
     let fetcher: BlockFetcher
     let cache: ContentCache
@@ -26,19 +28,31 @@ public actor Downloader {
     let parallelTransfers: Int
     let logger: Logger
 
-    /// A download in progress, readable as its blocks arrive (streaming reads).
-    struct Stream {
-        var generation: UInt64
-        var path: String
-        /// The block a reader waits for: fetched next.
-        var wanted: Int?
-        var readers: [UUID: (offset: Int64, length: Int, continuation: CheckedContinuation<Void, any Error>)] = [:]
+    /// Who waits for a block fetch, and for which fill.
+    struct BlockKey: Hashable {
+        var generation: Int64
+        var index: Int
     }
 
-    /// Callers of `materialize`, per item, until its download ends.
-    var waiters: [Inode: [UUID: CheckedContinuation<Void, any Error>]] = [:]
-    var streams: [Inode: Stream] = [:]
-    var nextGeneration: UInt64 = 1
+    /// Readers first, then readahead, then whole-file downloads.
+    enum Priority: Int, Comparable {
+        case reader, readahead, background
+        static func < (a: Priority, b: Priority) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    struct Job {
+        var partial: PartialContent
+        var index: Int
+        var priority: Priority
+        var order: UInt64
+    }
+
+    var queued: [BlockKey: Job] = [:]
+    var running: [BlockKey: Job] = [:]
+    var blockWaiters: [BlockKey: [UUID: CheckedContinuation<Void, any Error>]] = [:]
+    var nextOrder: UInt64 = 0
+    /// Whole-file downloads running, per item (their transfer shows in the xattrs).
+    var filling: [Inode: Int] = [:]
 
     public init(
         store: any ContainerStore, metadata: MetadataStore, cache: ContentCache, coordinator: FileCoordinator,
@@ -47,6 +61,7 @@ public actor Downloader {
     ) {
         calls = SyncCalls(store: store, metadata: metadata, timeout: configuration.storeTimeout, reachability: reachability)
         fetcher = BlockFetcher(calls: calls)
+        partials = PartialFiles(cache: cache, metadata: metadata)
         self.cache = cache
         self.coordinator = coordinator
         self.transfers = transfers
@@ -57,105 +72,68 @@ public actor Downloader {
         self.logger = logger
     }
 
-    /// Downloads running now (`ubiqfs status`).
-    public var activeCount: Int { streams.count }
+    /// Items with blocks being fetched now (`ubiqfs status`).
+    public var activeCount: Int { Set(running.values.map(\.partial.ino)).union(filling.keys).count }
 
-    // MARK: Waiting for content
+    // MARK: Whole files
 
-    /// Downloads a placeholder's content. Concurrent callers share one download; a caller
-    /// that is cancelled (Ctrl-C) stops waiting, the download goes on for the others.
+    /// Fetches every block of a placeholder or partial file not here yet, and returns when
+    /// the file is local. Concurrent callers share the fetches; a caller that is cancelled
+    /// (Ctrl-C) stops waiting, the fetches go on for the others.
     public func materialize(_ ino: Inode) async throws {
-        let waiter = UUID()
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                if Task.isCancelled {
-                    continuation.resume(throwing: CancellationError())
-                    return
-                }
-                waiters[ino, default: [:]][waiter] = continuation
-                Task { await self.startDownload(ino) }
-            }
-        } onCancel: {
-            Task { await self.cancelWaiter(ino, waiter) }
+        guard let partial = try await startFill(ino) else { return }
+        filling[ino, default: 0] += 1
+        if filling[ino] == 1 {
+            transfers.begin(ino, .download, total: partial.size)
+            transfers.progress(ino, done: partial.presentBytes)
         }
-    }
-
-    /// Starts (or joins) the download of a placeholder for a reader that reads while it
-    /// runs: the file to open and the download's generation; nil if the item is local.
-    public func beginStreaming(_ ino: Inode) async throws -> (path: String, generation: UInt64)? {
-        guard let stream = try await ensureStream(ino) else { return nil }
-        return (stream.path, stream.generation)
-    }
-
-    /// Returns when the byte range of that download is on disk (blocks a reader waits for
-    /// are fetched first), or throws if the download failed.
-    public func waitForRange(_ ino: Inode, generation: UInt64, offset: Int64, length: Int) async throws {
-        let reader = UUID()
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                switch transfers.rangeStatus(generation, offset: offset, length: length) {
-                case .ready:
-                    continuation.resume()
-                case .failed(let failure):
-                    continuation.resume(throwing: Self.error(failure))
-                case .missing:
-                    guard var stream = streams[ino], stream.generation == generation else {
-                        continuation.resume(throwing: SyncError(code: .cancelled, message: "the download ended"))
-                        return
-                    }
-                    stream.wanted = transfers.firstMissing(generation, offset: offset, length: length)
-                    stream.readers[reader] = (offset, length, continuation)
-                    streams[ino] = stream
-                }
-            }
-        } onCancel: {
-            Task { await self.cancelReader(ino, reader) }
+        var failure: (any Error)?
+        do {
+            try await fetch(partial, partial.missing(offset: 0, length: Int(clamping: partial.size)), priority: .background)
+            if partial.isComplete { try await complete(partial) }
+        } catch {
+            failure = error
         }
-    }
-
-    private func cancelReader(_ ino: Inode, _ reader: UUID) {
-        streams[ino]?.readers.removeValue(forKey: reader)?.continuation.resume(throwing: CancellationError())
-    }
-
-    private func cancelWaiter(_ ino: Inode, _ waiter: UUID) {
-        waiters[ino]?.removeValue(forKey: waiter)?.resume(throwing: CancellationError())
-    }
-
-    /// Readers whose whole range is on disk now go on.
-    func wakeReaders(_ ino: Inode, _ generation: UInt64) {
-        guard var stream = streams[ino] else { return }
-        for (id, reader) in stream.readers where transfers.rangeStatus(generation, offset: reader.offset, length: reader.length) == .ready {
-            stream.readers.removeValue(forKey: id)
-            reader.continuation.resume()
+        filling[ino, default: 1] -= 1
+        if filling[ino] == 0 {
+            filling[ino] = nil
+            transfers.end(ino, error: failure.map { Self.reason($0) })
         }
-        streams[ino] = stream
+        if let failure { throw failure }
     }
 
-    func finishWaiters(_ ino: Inode, _ result: Result<Void, any Error>) {
-        let waiting = waiters.removeValue(forKey: ino) ?? [:]
-        for continuation in waiting.values { continuation.resume(with: result) }
-    }
-
-    static func error(_ failure: TransferTable.Failure) -> SyncError {
-        SyncError(code: failure.unreachable ? .unreachable : failure.noSpace ? .diskFull : .corrupt, message: failure.reason)
+    /// The item's fill, started under a shared lease (its content cannot change meanwhile).
+    func startFill(_ ino: Inode) async throws(SyncError) -> PartialContent? {
+        let leases: LeaseSet
+        do {
+            leases = try await coordinator.acquire([LeaseRequest(ino, .shared)], owner: "sync: download")
+        } catch {
+            throw SyncError(code: .cancelled, message: "cancelled", cause: error)
+        }
+        defer { leases.release() }
+        let row = try await calls.read("cannot read inode \(ino)") { db in try ItemRow.find(ino: ino, db) }
+        guard let row, !row.deleted else { throw SyncError(code: .notFound, message: "inode \(ino) no longer exists") }
+        let partials = self.partials
+        return try await OffloadedWork.run { () throws(SyncError) in try partials.fill(for: row) }
     }
 
     // MARK: Pinned items
 
-    /// Downloads every placeholder that is pinned (itself or by a folder above it): at
-    /// start, now and then (a failed download is tried again), and after moves.
+    /// Downloads every file not wholly here that is pinned (itself or by a folder above
+    /// it): at start, now and then (a failed download is tried again), and after moves.
     public func prefetchPinned(under root: Inode? = nil) async {
         let candidates = (try? await calls.metadata.read { db in try ItemRow.pinnedPlaceholders(under: root, db) }) ?? []
-        prefetch(candidates.filter { streams[$0] == nil })
+        prefetch(candidates.filter { filling[$0] == nil })
     }
 
-    /// Downloads these items in the background, one after another (pinned items).
+    /// Downloads these items in the background, one after another (pinned items,
+    /// `user.ubiqfs.download`).
     public nonisolated func prefetch(_ inos: [Inode]) {
         guard !inos.isEmpty else { return }
         Task {
             for ino in inos {
                 do { try await self.materialize(ino) } catch {
-                    self.logger.warning("prefetch of inode \(ino) failed: \(error)")
+                    self.logger.warning("download of inode \(ino) failed: \(error)")
                 }
             }
         }
@@ -187,5 +165,11 @@ public actor Downloader {
             cache.discard(temporary)
             throw error
         }
+    }
+
+    /// A failure in words, for `user.ubiqfs.error`.
+    static func reason(_ error: any Error) -> String {
+        guard let error = error as? SyncError else { return "\(error)" }
+        return error.code == .corrupt ? error.message : error.description
     }
 }

@@ -225,7 +225,7 @@ struct RecordApplier {
             row.blockList = item.blocks ?? []
             row.size = item.size
             row.mtime = item.mtime
-            if row.contentState == .local {
+            if row.contentState != .placeholder {
                 row.contentState = .placeholder
                 outcome.droppedContent.append(row.inode)
             }
@@ -380,7 +380,7 @@ struct RecordApplier {
             // it (a committer that had not seen it there): no base of a deleted item.
             if try wasCommitted(item.itemID, inside: id) { try BaseSnapshots.remove(item.itemID, db) }
             note(.deleted, ino, path: path)
-            if item.contentState == .local { outcome.droppedContent.append(ino) }
+            if item.contentState != .placeholder { outcome.droppedContent.append(ino) }
             outcome.invalidations.append(.entry(parent: item.parent ?? Inode.root, name: item.itemName.bytes))
             outcome.invalidations.append(.inode(ino, data: false))
         }

@@ -114,6 +114,7 @@ extension SyncEngine {
         resurrected = outcome.resurrected
         for ino in outcome.droppedContent {
             cache.remove(ino)
+            downloads.partials.forget(ino)
             activity.contentDiscarded(ino)
         }
         leases.release()

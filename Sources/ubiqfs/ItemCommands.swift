@@ -64,14 +64,12 @@ struct DownloadCommand: ParsableCommand {
         return files.sorted()
     }
 
-    /// Opening a placeholder for reading starts its download (and returns at once); the
-    /// progress xattr is shown until it is local.
+    /// `user.ubiqfs.download` starts the download (and returns at once); the progress
+    /// xattr is shown until the file is local.
     static func download(_ path: String, terminal: Bool) throws {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw CommandFailure("\(path): \(String(cString: strerror(errno)))") }
-        close(fd)
+        try ItemXattrs.set(path, "user.ubiqfs.download", "1")
         var lastShown = -1
-        while ItemXattrs.get(path, "user.ubiqfs.state") == "downloading" {
+        while ["downloading", "placeholder", "partial"].contains(ItemXattrs.get(path, "user.ubiqfs.state")) {
             let percent = Int(ItemXattrs.get(path, "user.ubiqfs.progress") ?? "0") ?? 0
             if terminal {
                 let bar = String(repeating: "#", count: percent / 5) + String(repeating: ".", count: 20 - percent / 5)

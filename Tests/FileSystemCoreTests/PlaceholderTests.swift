@@ -24,9 +24,9 @@ import Testing
         return (a, b, ino)
     }
 
-    /// Opening for reading answers once the download has started; each read waits for its
+    /// Opening for reading answers at once and fetches nothing; each read waits for its
     /// own blocks, and a read whose wait is cancelled (Ctrl-C) says so.
-    @Test func aPlaceholderOpensForReadingBeforeAnyBlockArrives() async throws {
+    @Test func aPlaceholderOpensForReadingWithoutFetching() async throws {
         let faulty = FaultyStore(InMemoryStore(), faults: StoreFaults())
         var configuration = SyncConfiguration()
         configuration.storeTimeout = .seconds(2)
@@ -34,7 +34,8 @@ import Testing
         let (a, b, ino) = try await placeholder(content, on: faulty, configuration: configuration)
         faulty.faults = try StoreFaults(parsing: "hang,blocks")
         let handle = try await b.core.open(ino, flags: O_RDONLY).handle
-        #expect(b.engine.transfers.transfer(ino)?.direction == .download)
+        #expect(b.engine.transfers.transfer(ino) == nil)
+        #expect(try b.core.attributes(ino).blocks == 0)
         let reader = Task { try await b.core.read(handle: handle, size: content.count, offset: 0) }
         try await Task.sleep(for: .milliseconds(100))
         reader.cancel()
@@ -97,7 +98,9 @@ import Testing
         await b.shutdown()
     }
 
-    @Test func aPlaceholderOpenedOfflineFailsAsUnreachable() async throws {
+    /// Offline, a placeholder opens (nothing is fetched at open) and its reads fail as
+    /// unreachable, never with zeros.
+    @Test func aPlaceholderReadOfflineFailsAsUnreachable() async throws {
         let store = InMemoryStore()
         let a = try await TestDevice(store: store, name: "a")
         let b = try await TestDevice(store: store, name: "b")
@@ -107,12 +110,10 @@ import Testing
         store.isReachable = false
         await #expect(throws: SyncError.self) { try await b.sync() }
         let ino = try #require(b.inode("remote.txt"))
-        do {
-            _ = try await b.core.open(ino, flags: O_RDONLY)
-            Issue.record("a placeholder opened with the store away")
-        } catch {
-            #expect(error.code == .unreachable)
-        }
+        let handle = try await b.core.open(ino, flags: O_RDONLY).handle
+        let failed = await #expect(throws: FileSystemError.self) { try await b.core.read(handle: handle, size: 100, offset: 0) }
+        #expect(failed?.code == .unreachable)
+        b.core.release(handle: handle)
         // Local work goes on meanwhile.
         try await b.write("local.txt", "written offline")
         #expect(try await b.read("local.txt") == "written offline")

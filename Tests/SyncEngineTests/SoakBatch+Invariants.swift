@@ -210,10 +210,11 @@ extension SoakBatch {
         let temporaries = (try? FileManager.default.contentsOfDirectory(atPath: directory + "/tmp")) ?? []
         if !temporaries.isEmpty { fail("\(device.name): cache/tmp holds \(temporaries)") }
         let rows = try device.metadata.read { db in try ItemRow.fetchAll(db) }
-        let local = Dictionary(uniqueKeysWithValues: rows.filter { !$0.deleted && $0.itemKind == .file && $0.contentState == .local }.map { ($0.inode, $0) })
+        // Local and partial files have a cache file (a partial one is a sparse file of the item's size).
+        let local = Dictionary(uniqueKeysWithValues: rows.filter { !$0.deleted && $0.itemKind == .file && $0.contentState.hasCacheFile }.map { ($0.inode, $0) })
         for (ino, row) in local {
             guard let size = sizes[ino] else {
-                fail("\(device.name): \(row.itemName) is local but has no cache file")
+                fail("\(device.name): \(row.itemName) is \(row.contentState) but has no cache file")
                 continue
             }
             // A dirty row's size is not updated by writes (only an offline device has some).

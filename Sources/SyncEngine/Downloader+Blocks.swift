@@ -1,0 +1,156 @@
+import ContentCache
+import Foundation
+import Glibc
+import Inodes
+import ItemModel
+import MetadataStore
+
+/// Block fetches of partial files: a queue by priority (readers, readahead, whole files),
+/// at most `parallelTransfers` fetches at once and as many again for readers, so a reader
+/// never waits behind a whole-file download. One fetch per block, whoever asks for it.
+extension Downloader {
+    /// Fetches these blocks of a fill (those not here yet) and returns when they are here,
+    /// or throws the first failure. A cancelled caller stops waiting; the fetches go on.
+    func fetch(_ partial: PartialContent, _ indices: [Int], priority: Priority) async throws {
+        let wanted = indices.filter { !partial.isPresent($0) }
+        guard !wanted.isEmpty else { return }
+        enqueue(partial, wanted, priority: priority)
+        for index in wanted {
+            try await waitFor(BlockKey(generation: partial.generation, index: index), partial)
+        }
+    }
+
+    /// Blocks a reader needs now.
+    public func read(_ partial: PartialContent, blocks: [Int]) async throws {
+        try await fetch(partial, blocks, priority: .reader)
+    }
+
+    /// Blocks a reader will probably want next: fetched, nobody waits.
+    public func readAhead(_ partial: PartialContent, blocks: [Int]) {
+        enqueue(partial, blocks.filter { !partial.isPresent($0) }, priority: .readahead)
+    }
+
+    private func waitFor(_ key: BlockKey, _ partial: PartialContent) async throws {
+        let waiter = UUID()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                if Task.isCancelled {
+                    continuation.resume(throwing: CancellationError())
+                } else if partial.isPresent(key.index) {
+                    continuation.resume()
+                } else if queued[key] == nil && running[key] == nil {
+                    // Failed between the enqueue and this wait: ask again.
+                    blockWaiters[key, default: [:]][waiter] = continuation
+                    enqueue(partial, [key.index], priority: .reader)
+                } else {
+                    blockWaiters[key, default: [:]][waiter] = continuation
+                }
+            }
+        } onCancel: {
+            Task { await self.cancelWaiter(key, waiter) }
+        }
+    }
+
+    private func cancelWaiter(_ key: BlockKey, _ waiter: UUID) {
+        blockWaiters[key]?.removeValue(forKey: waiter)?.resume(throwing: CancellationError())
+    }
+
+    private func enqueue(_ partial: PartialContent, _ indices: [Int], priority: Priority) {
+        for index in indices {
+            let key = BlockKey(generation: partial.generation, index: index)
+            if running[key] != nil { continue }
+            if var job = queued[key] {
+                if priority < job.priority {
+                    job.priority = priority
+                    queued[key] = job
+                }
+                continue
+            }
+            nextOrder += 1
+            queued[key] = Job(partial: partial, index: index, priority: priority, order: nextOrder)
+        }
+        startJobs()
+    }
+
+    /// Starts queued fetches while there are free slots: `parallelTransfers` for all, and
+    /// as many again for readers only.
+    private func startJobs() {
+        while let (key, job) = queued.min(by: { ($0.value.priority, $0.value.order) < ($1.value.priority, $1.value.order) }) {
+            let readers = running.values.count { $0.priority == .reader }
+            let others = running.count - readers
+            let free = job.priority == .reader ? readers < parallelTransfers || others + readers < parallelTransfers
+                : others + readers < parallelTransfers
+            guard free else { return }
+            queued[key] = nil
+            running[key] = job
+            Task { await self.run(job, key) }
+        }
+    }
+
+    private func run(_ job: Job, _ key: BlockKey) async {
+        let result: Result<Void, any Error>
+        do {
+            try await fetchAndRecord(job.partial, job.index)
+            result = .success(())
+        } catch {
+            result = .failure(error)
+        }
+        running[key] = nil
+        let waiting = blockWaiters.removeValue(forKey: key) ?? [:]
+        for continuation in waiting.values { continuation.resume(with: result) }
+        startJobs()
+    }
+
+    /// One block: fetched, verified, made durable, marked here and recorded; the file
+    /// completed when it was the last one.
+    private func fetchAndRecord(_ partial: PartialContent, _ index: Int) async throws(SyncError) {
+        let (block, offset, ino) = (partial.blocks[index], partial.offsets[index], partial.ino)
+        do {
+            try await fetcher.fetch(block, into: partial.fd, at: offset, of: "inode \(ino)")
+            _ = try await OffloadedWork.run { () throws(SystemError) in try Syscall.check("fdatasync") { fdatasync(partial.fd) } }
+        } catch let error as SyncError {
+            noteFailure(ino, error)
+            throw error
+        } catch {
+            let wrapped = SyncError.cacheWrite("cannot write inode \(ino) to the cache", error)
+            noteFailure(ino, wrapped)
+            throw wrapped
+        }
+        let bitmap = partial.markPresent(index)
+        if filling[ino] != nil { transfers.progress(ino, done: partial.presentBytes) }
+        _ = try await calls.write("cannot record a fetched block of inode \(ino)") { db in
+            try FetchedBlocks.record(ino, generation: partial.generation, bitmap: bitmap, db)
+        }
+        if partial.isComplete {
+            try await complete(partial)
+        } else {
+            // `du` and `stat` count what is here.
+            invalidations.invalidate([.inode(ino, data: false)])
+        }
+    }
+
+    private func noteFailure(_ ino: Inode, _ error: SyncError) {
+        logger.error("fetching a block of inode \(ino) failed: \(error)")
+        if error.code == .unreachable { reachability.set(online: false) }
+        transfers.noteError(ino, Self.reason(error))
+    }
+
+    /// Every block is here: the item becomes local, with the cache file's mtime the item's
+    /// (writing the blocks moved it). Nothing if the fill is no longer the item's.
+    func complete(_ partial: PartialContent) async throws(SyncError) {
+        let ino = partial.ino
+        let cache = self.cache
+        let completed = try await calls.write("cannot record the download of inode \(ino)") { db -> Bool in
+            guard let row = try ItemRow.find(ino: ino, db), row.contentState == .partial, row.blockList == partial.blocks else { return false }
+            cache.setModificationTime(fd: partial.fd, nanoseconds: row.mtime)
+            return try FetchedBlocks.complete(ino, generation: partial.generation, db)
+        }
+        guard completed else { return }
+        partials.forget(ino)
+        transfers.clearError(ino)
+        invalidations.invalidate([.inode(ino, data: false)])
+        if feed.isWatched, let path = try? await calls.metadata.read({ db in try ItemRow.path(of: ino, db) }) {
+            feed.emit(ChangeEvent(.downloaded, path: path, origin: .remote))
+        }
+    }
+}
