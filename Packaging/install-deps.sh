@@ -4,7 +4,7 @@
 # name theirs). The Swift 6 toolchain itself comes from swift.org and must be on PATH.
 set -euo pipefail
 
-packages=(fuse3 libfuse3-dev pkg-config libsqlite3-dev attr sqlite3 git python3 util-linux fiu-utils openssl "$@")
+packages=(fuse3 libfuse3-dev pkg-config libsqlite3-dev attr sqlite3 git python3 util-linux fiu-utils openssl file "$@")
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -62,9 +62,7 @@ extension FileSystemCore {
         let truncate = flags & O_TRUNC != 0 && writable
         var wrote = created
         if row.contentState != .local {
-            if !truncate && row.size > 0 {
-                return writable ? nil : try openPartial(row)
-            }
+            if !truncate && row.size > 0 { return try openPartial(row, flags: flags) }
             // Nothing to download when the content is empty (now): a new empty file, so
             // readers of a partial version keep theirs.
             try makeEmptyLocal(ino)
@@ -98,16 +96,50 @@ extension FileSystemCore {
         return handles.open(file, wroteOnOpen: wrote && writable, created: created)
     }
 
-    /// A placeholder or partial file opened for reading: on its fill's cache file, which
-    /// each read fills as it goes.
-    private func openPartial(_ row: ItemRow) throws(FileSystemError) -> (handle: UInt64, keepCache: Bool)? {
+    /// A placeholder or partial file opened without O_TRUNC: on its fill's cache file,
+    /// which each read fills as it goes. Opened for writing, it fetches nothing either
+    /// (`touch`); its first write, or fallocate, fetches the rest first
+    /// (`fetchContentForWrite`).
+    private func openPartial(_ row: ItemRow, flags: Int32) throws(FileSystemError) -> (handle: UInt64, keepCache: Bool)? {
         let partial: PartialContent?
         do { partial = try downloads.partials.fill(for: row) } catch { throw .waitingForContent(error) }
         guard let partial else { return nil }
+        let writable = flags & O_ACCMODE != O_RDONLY
         let fd: Int32
-        do { fd = try cache.open(row.inode, writable: false) } catch { throw Self.wrap(error) }
-        let file = OpenFile(ino: row.inode, fd: fd, writable: false, append: false, partial: partial, readahead: Readahead())
+        do { fd = try cache.open(row.inode, writable: writable) } catch { throw Self.wrap(error) }
+        let directIO = flags & O_ACCMODE == O_WRONLY && row.mode & 0o6000 == 0 && writeOnlyDirect.load(ordering: .relaxed)
+        let file = OpenFile(
+            ino: row.inode, fd: fd, writable: writable, append: flags & O_APPEND != 0, directIO: directIO,
+            bypassesPageCache: directIO || (writable && flags & OpenFlags.direct != 0), partial: partial, readahead: Readahead()
+        )
         return handles.open(file, wroteOnOpen: false, created: false)
+    }
+
+    /// A write that fetches the rest of a placeholder opened for writing first, if needed.
+    public func write(handle: UInt64, bytes: [UInt8], offset: Int64) async throws(FileSystemError) -> Int {
+        if needsContentBeforeWrite(handle: handle) { try await fetchContentForWrite(handle: handle) }
+        let written = bytes.withUnsafeBytes { data in
+            Result { () throws(FileSystemError) in try write(handle: handle, data: data, offset: offset) }
+        }
+        return try written.get()
+    }
+
+    /// Whether a write or fallocate on this handle must first fetch the rest of the file
+    /// (`fetchContentForWrite`).
+    public func needsContentBeforeWrite(handle: UInt64) -> Bool {
+        guard let file = handles.file(handle), file.writable, let partial = file.partial else { return false }
+        return !partial.isComplete
+    }
+
+    /// Fetches every block of the handle's file not here yet, so it can be written; the
+    /// file is local after it (the fill completes in place: the handle's descriptor stays
+    /// the file's, since nothing evicts or replaces a file open for writing).
+    public func fetchContentForWrite(handle: UInt64) async throws(FileSystemError) {
+        guard let file = handles.file(handle) else { throw FileSystemError(.badHandle) }
+        try await waitForContent(file.ino)
+        let state = try await offloaded { () throws(FileSystemError) in try self.row(file.ino).contentState }
+        guard state == .local else { throw FileSystemError(.io, "content of inode \(file.ino) changed while open") }
+        handles.contentComplete(handle)
     }
 
     /// A placeholder or partial file becomes an empty local file (O_TRUNC, truncate to 0).
@@ -177,6 +209,9 @@ extension FileSystemCore {
     public func write(handle: UInt64, data: UnsafeRawBufferPointer, offset: Int64) throws(FileSystemError) -> Int {
         guard let file = handles.file(handle) else { throw FileSystemError(.badHandle) }
         guard file.writable else { throw FileSystemError(.badHandle) }
+        if let partial = file.partial, !partial.isComplete {
+            throw FileSystemError(.io, "inode \(file.ino) must be fetched before it is written")
+        }
         let written = try withLeases([(file.ino, .exclusive)], "write") { () throws(FileSystemError) in
             var at = offset
             if file.append, let status = cache.status(fd: file.fd) { at = status.size }
@@ -245,6 +280,9 @@ extension FileSystemCore {
     public func fallocate(handle: UInt64, mode: Int32, offset: Int64, length: Int64, caller: Caller) throws(FileSystemError) {
         guard let file = handles.file(handle), file.writable else { throw FileSystemError(.badHandle) }
         guard mode == 0 else { throw FileSystemError(.notSupported) }
+        if let partial = file.partial, !partial.isComplete {
+            throw FileSystemError(.io, "inode \(file.ino) must be fetched before it is written")
+        }
         let clearedSetID = try withLeases([(file.ino, .exclusive)], "fallocate") { () throws(FileSystemError) -> Bool in
             let result = posix_fallocate(file.fd, off_t(offset), off_t(length))
             guard result == 0 else { throw Self.localFailure(result, "fallocate failed") }

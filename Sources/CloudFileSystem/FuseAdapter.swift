@@ -251,8 +251,17 @@ public final class FuseAdapter: FuseOperations {
         }
     }
 
+    /// The first write to a placeholder opened for writing fetches the rest of it first:
+    /// the bytes are copied (the buffer is libfuse's for this call only) and written after.
     public func write(_ request: FuseRequest, ino: Inode, handle: UInt64, data: UnsafeRawBufferPointer, offset: Int64) {
-        do { request.reply(written: try core.write(handle: handle, data: data, offset: offset)) } catch { fail(request, error, "write") }
+        guard core.needsContentBeforeWrite(handle: handle) else {
+            do { request.reply(written: try core.write(handle: handle, data: data, offset: offset)) } catch { fail(request, error, "write") }
+            return
+        }
+        let bytes = Array(data)
+        reply(request, "write") { core throws(FileSystemError) in
+            request.reply(written: try await core.write(handle: handle, bytes: bytes, offset: offset))
+        }
     }
 
     /// Nothing to do: writes reach the cache file as they come. Files are opened with
@@ -286,11 +295,11 @@ public final class FuseAdapter: FuseOperations {
     }
 
     public func fallocate(_ request: FuseRequest, ino: Inode, handle: UInt64, mode: Int32, offset: Int64, length: Int64) {
-        do {
-            try core.fallocate(handle: handle, mode: mode, offset: offset, length: length, caller: Self.caller(request))
+        let caller = Self.caller(request)
+        reply(request, "fallocate") { core throws(FileSystemError) in
+            if core.needsContentBeforeWrite(handle: handle) { try await core.fetchContentForWrite(handle: handle) }
+            try core.fallocate(handle: handle, mode: mode, offset: offset, length: length, caller: caller)
             request.reply(error: 0)
-        } catch {
-            fail(request, error, "fallocate")
         }
     }
 

@@ -120,6 +120,11 @@ public final class HandleTable: LocalActivity {
         state.withLock { $0.files[handle] }
     }
 
+    /// The handle's partial file is local now: its reads and writes need no more checks.
+    func contentComplete(_ handle: UInt64) {
+        state.withLock { $0.files[handle]?.partial = nil }
+    }
+
     /// Closes the handle's descriptor. Returns the file, whether it was the last writer,
     /// and whether the inode is now unused and unlinked (purge it).
     func close(_ handle: UInt64) -> (file: OpenFile, lastWriter: Bool, purge: Bool)? {

@@ -1,19 +1,20 @@
 import Synchronization
 import SyncEngine
 
-/// One reader's readahead over a partial file: a window of blocks fetched ahead of its
-/// reads that doubles each time a sequential reader enters a new block (up to `maxWindow`
-/// blocks) and closes when it seeks. So `cat`, `cp` and `sha256sum` run at the store's
-/// speed, while `file` or a thumbnailer reading a header fetches the first block alone.
+/// One reader's readahead over a partial file: while it reads on sequentially, as many
+/// blocks ahead as it has read blocks' worth in this run (up to `maxWindow`); nothing
+/// after a seek. So `cat`, `cp` and `sha256sum` soon run at the store's speed, while a
+/// program reading a header fetches what it reads and little more.
 final class Readahead: Sendable {
     static let maxWindow = 8
+    /// The run's bytes per block of window: the size of a full block.
+    static let bytesPerBlock: Int64 = 4 << 20
 
     private struct State {
         /// Where the next sequential read starts.
         var next: Int64 = -1
-        var window = 0
-        /// The last block this reader reached.
-        var block = -1
+        /// Bytes read sequentially since the last seek.
+        var run: Int64 = 0
     }
 
     private let state = Mutex(State())
@@ -23,14 +24,9 @@ final class Readahead: Sendable {
         let range = partial.blockRange(offset: offset, length: length)
         guard let last = range.last else { return [] }
         let window = state.withLock { state in
-            if offset != state.next {
-                state.window = 0
-            } else if last > state.block {
-                state.window = min(max(1, state.window * 2), Self.maxWindow)
-            }
+            state.run = offset == state.next ? state.run + Int64(length) : Int64(length)
             state.next = offset + Int64(length)
-            state.block = last
-            return state.window
+            return Int(min(Int64(Self.maxWindow), state.run / Self.bytesPerBlock))
         }
         guard window > 0 else { return [] }
         return (last + 1..<min(partial.blocks.count, last + 1 + window)).filter { !partial.isPresent($0) }

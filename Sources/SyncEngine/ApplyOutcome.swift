@@ -7,6 +7,9 @@ struct ApplyOutcome: Sendable {
     var invalidations: [KernelInvalidation] = []
     /// Cache files to drop once the transaction is committed.
     var droppedContent: [Inode] = []
+    /// Local files whose mtime another device changed (their content not): the cache
+    /// file's mtime, which `stat` shows for a local file, follows.
+    var mtimes: [(ino: Inode, mtime: Int64)] = []
     var conflicts: [String] = []
     var refused: [String] = []
     /// Files that are placeholders because of this record (new, or changed elsewhere): pinned ones are prefetched.

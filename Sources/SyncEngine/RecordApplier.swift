@@ -233,6 +233,9 @@ struct RecordApplier {
             outcome.invalidations.append(.inode(row.inode, data: true))
             note(.modified, row.inode)
         } else {
+            if !mtimeChangedHere && !localContent && row.contentState == .local && row.itemKind == .file {
+                outcome.mtimes.append((row.inode, row.mtime))
+            }
             outcome.invalidations.append(.inode(row.inode, data: false))
             if metadataDiffers { note(.modified, row.inode, detail: "metadata") }
         }

@@ -112,6 +112,7 @@ extension SyncEngine {
     /// conflicts, and the prefetch of pinned placeholders.
     func finish(_ outcome: ApplyOutcome, releasing leases: LeaseSet) async {
         resurrected = outcome.resurrected
+        for (ino, mtime) in outcome.mtimes { cache.setModificationTime(ino, nanoseconds: mtime) }
         for ino in outcome.droppedContent {
             cache.remove(ino)
             downloads.partials.forget(ino)

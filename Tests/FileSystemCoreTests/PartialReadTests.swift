@@ -114,9 +114,9 @@ import Testing
         await b.shutdown()
     }
 
-    /// A partial file is evicted like a local one (its cache file goes), a pin or
-    /// `user.ubiqfs.download` fetches the rest, and opening it for writing fetches it all
-    /// before the write.
+    /// A partial file is evicted like a local one (its cache file goes), a pin fetches the
+    /// rest, and opening it for writing fetches nothing until the first write, which
+    /// fetches it all.
     @Test func evictPinDownloadAndWriteAPartialFile() async throws {
         let bytes = Self.content(5 << 20, seed: 9)
         let (a, b) = try await devices(["e.bin": bytes, "p.bin": bytes, "w.bin": bytes], store: InMemoryStore())
@@ -129,8 +129,12 @@ import Testing
         try b.core.setXattr(p, name: Array("user.ubiqfs.pinned".utf8), value: [49], flags: 0)
         for _ in 0..<200 where try state(b, p) != "local" { try await Task.sleep(for: .milliseconds(20)) }
         #expect(try state(b, p) == "local")
+        // Opening for writing (`touch`) fetches nothing; the first write fetches the rest.
+        let before = try b.core.attributes(w).blocks
         let handle = try await b.open(w, flags: O_RDWR)
-        _ = try Array("changed".utf8).withUnsafeBytes { try b.core.write(handle: handle, data: $0, offset: 0) }
+        #expect(try b.core.attributes(w).blocks == before)
+        #expect(try state(b, w) == "partial")
+        _ = try await b.core.write(handle: handle, bytes: Array("changed".utf8), offset: 0)
         b.core.release(handle: handle)
         var expected = bytes
         expected.replaceSubrange(0..<7, with: Array("changed".utf8))

@@ -140,12 +140,11 @@ import Testing
         await #expect(throws: SyncError.self) { try await b.sync() }
         #expect(await b.engine.status().state == "offline")
         let ino = try #require(b.inode("remote.txt"))
-        do {
-            _ = try await b.core.open(ino, flags: O_RDWR)
-            Issue.record("a placeholder downloaded from a stalled store")
-        } catch {
-            #expect(error.code == .unreachable)
-        }
+        // Opening fetches nothing; the first write needs the content and times out.
+        let handle = try await b.core.open(ino, flags: O_RDWR).handle
+        let failed = await #expect(throws: FileSystemError.self) { try await b.core.write(handle: handle, bytes: [1], offset: 0) }
+        #expect(failed?.code == .unreachable)
+        b.core.release(handle: handle)
         #expect(ContinuousClock.now - started < .seconds(30))
         try await b.write("local.txt", "still works")
         #expect(try await b.read("local.txt") == "still works")

@@ -73,7 +73,7 @@ import Testing
         try await a.write("log.txt", "v2 from a")
         try await a.sync()
         try await b.sync()
-        _ = try Array("written on b".utf8).withUnsafeBytes { try b.core.write(handle: writer, data: $0, offset: 0) }
+        _ = try await b.core.write(handle: writer, bytes: Array("written on b".utf8), offset: 0)
         try b.core.fsync(handle: writer)
         // Written, but its change is not pushed over the held one.
         try await b.sync()
@@ -226,7 +226,7 @@ import Testing
         #expect(try await b.read("out.txt") == "old output")
         #expect(b.inode("new.txt") == nil)
         for (handle, text) in [(truncating, "new output"), (creating, "made")] {
-            _ = try Array(text.utf8).withUnsafeBytes { try a.core.write(handle: handle, data: $0, offset: 0) }
+            _ = try await a.core.write(handle: handle, bytes: Array(text.utf8), offset: 0)
             a.core.release(handle: handle)
         }
         try await a.sync()

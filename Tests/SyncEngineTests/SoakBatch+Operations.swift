@@ -85,7 +85,7 @@ extension SoakBatch {
                     parent: try parentInode(device, path), name: Array(name(path).utf8), mode: 0o644, flags: O_WRONLY, caller: TestDevice.caller
                 )
                 defer { device.core.release(handle: handle) }
-                _ = try Array(token.utf8).withUnsafeBytes { try device.core.write(handle: handle, data: $0, offset: 0) }
+                _ = try await device.core.write(handle: handle, bytes: Array(token.utf8), offset: 0)
                 models[index].writtenInodes.insert(attributes.ino)
                 touch(chain(folder(path)))
             case 3..<6:
@@ -100,7 +100,7 @@ extension SoakBatch {
                 line = "append \(file.path) += \(token.debugDescription)"
                 let handle = try await device.open(file.ino, flags: O_WRONLY | O_APPEND)
                 defer { device.core.release(handle: handle) }
-                _ = try Array(token.utf8).withUnsafeBytes { try device.core.write(handle: handle, data: $0, offset: 0) }
+                _ = try await device.core.write(handle: handle, bytes: Array(token.utf8), offset: 0)
                 contentChanged(file)
             case 8:
                 kind = "truncate"
