@@ -107,6 +107,14 @@ class Target:
         self.unmount()
         self.clear()
 
+    def make_placeholders(self, paths, size):
+        for path in paths:
+            self.make_placeholder(path, size)
+
+    def fetched_bytes(self, paths):
+        """Bytes of these files this machine holds (what reads fetched); None if all are local."""
+        return None
+
 
 class Native(Target):
     name = "native"
@@ -166,10 +174,29 @@ class UbiqFS(FuseDaemon):
         sh(self.binary, "sync", str(self.dir), "--wait")
 
     def make_placeholder(self, path, size):
-        write_file(path, size)
+        self.make_placeholders([path], size)
+
+    def make_placeholders(self, paths, size):
+        for path in paths:
+            write_file(path, size)
         self.settle()
-        os.setxattr(path, "user.ubiqfs.evict", b"1")
+        for path in paths:
+            os.setxattr(path, "user.ubiqfs.evict", b"1")
         drop_page_cache()
+
+    def fetched_bytes(self, paths):
+        time.sleep(0.5)  # the daemon tells the kernel of new blocks asynchronously
+        return sum(os.stat(path).st_blocks * 512 for path in paths)
+
+
+class UbiqFSFar(UbiqFS):
+    """ubiqfs on the local folder store behind a 50 ms round trip (--store-faults), as a
+    store across a WAN."""
+    name = "ubiqfs-far"
+    measures_memory = False
+
+    def command(self):
+        return super().command() + ["--store-faults", "latency=50ms"]
 
 
 class Rclone(FuseDaemon):
@@ -197,13 +224,23 @@ class Rclone(FuseDaemon):
         self.mount()
 
     def make_placeholder(self, path, size):
+        self.make_placeholders([path], size)
+
+    def make_placeholders(self, paths, size):
         # In "the cloud" (the remote folder) but not in rclone's cache: what a first read downloads.
-        relative = Path(path).relative_to(self.dir)
         self.unmount()
-        write_file(self.work / "remote" / relative, size)
+        for path in paths:
+            remote = self.work / "remote" / Path(path).relative_to(self.dir)
+            remote.parent.mkdir(parents=True, exist_ok=True)
+            write_file(remote, size)
         shutil.rmtree(self.work / "cache", ignore_errors=True)
         self.mount()
-        wait_for(lambda: os.path.exists(path), "rclone to list the new file", timeout=30)
+        wait_for(lambda: all(os.path.exists(path) for path in paths), "rclone to list the new files", timeout=30)
+
+    def fetched_bytes(self, paths):
+        # rclone keeps what it fetched in sparse files under its cache folder.
+        vfs = self.work / "cache" / "vfs"
+        return sum(f.stat().st_blocks * 512 for f in vfs.rglob("*") if f.is_file())
 
 
 class Seaweed:
@@ -303,17 +340,17 @@ class RcloneS3(Rclone):
         command[command.index("mount") + 1] = "weed:bench/rclone"
         return command
 
-    def make_placeholder(self, path, size):
+    def make_placeholders(self, paths, size):
         # Uploaded straight into the bucket, so it is in "the cloud" and not in rclone's cache.
-        relative = Path(path).relative_to(self.dir)
         local = self.work / "upload.bin"
-        write_file(local, size)
         self.unmount()
-        sh("rclone", "copyto", str(local), f"weed:bench/rclone/{relative}")
+        for path in paths:
+            write_file(local, size)
+            sh("rclone", "copyto", str(local), f"weed:bench/rclone/{Path(path).relative_to(self.dir)}")
         local.unlink()
         shutil.rmtree(self.work / "cache", ignore_errors=True)
         self.mount()
-        wait_for(lambda: os.path.exists(path), "rclone to list the new file", timeout=30)
+        wait_for(lambda: all(os.path.exists(path) for path in paths), "rclone to list the new files", timeout=30)
 
 
 def write_file(path, size, fsync=False, chunk=MiB):
@@ -540,6 +577,25 @@ class Bench:
             self.record("placeholder_read", t, size / MiB / seconds)
         self.each(body)
 
+    def heads(self):
+        """What `head`, a thumbnailer or an indexer reading headers does: the first 64 KiB of
+        many 32 MiB placeholders. Records the time and the share of their bytes fetched."""
+        count, size = max(3, int(12 * self.scale)), 32 * MiB
+        def body(t, run):
+            folder = t.dir / f"heads-{run}"
+            folder.mkdir()
+            paths = [folder / f"v{i:02d}.bin" for i in range(count)]
+            t.make_placeholders(paths, size)
+            def read_heads():
+                for path in paths:
+                    with open(path, "rb") as f:
+                        f.read(64 * 1024)
+            self.record("heads_time", t, timed(read_heads))
+            fetched = t.fetched_bytes(paths)
+            if fetched is not None:
+                self.record("heads_fetched", t, 100 * fetched / (count * size))
+        self.each(body)
+
     def create_10k(self):
         count = int(10000 * self.scale)
         data = b"y" * 1024
@@ -630,9 +686,12 @@ WORKLOADS = {
     "placeholder_ttfb": ("first byte of a placeholder (open + 4 KiB)", "ms", False, None, ("r/u", ">=", 1.0)),
     "placeholder_first_mib": ("first MiB of a placeholder (open + 1 MiB)", "ms", False, None, None),
     "placeholder_read": ("first read of a placeholder", "MB/s", True, None, ("r/u", "<=", 1.0)),
+    "heads_time": ("first 64 KiB of 12 x scale (at least 3) placeholders of 32 MiB", "s", False, None, None),
+    "heads_fetched": ("bytes fetched by those heads, of the files' bytes", "%", False, None, None),
     "memory_per_item": ("daemon RSS per known item", "bytes", False, None, ("r/u", ">=", 2.0)),
 }
-ABSOLUTE = {"placeholder_ttfb": ("<=", 10.0, "ms (local store: round trip ~0)"), "memory_per_item": ("<=", 1024.0, "bytes")}
+ABSOLUTE = {"placeholder_ttfb": ("<=", 10.0, "ms (local store: round trip ~0)"), "memory_per_item": ("<=", 1024.0, "bytes"),
+            "heads_fetched": ("<=", 10.0, "%")}
 
 
 def holds(op, value, goal):
@@ -687,7 +746,8 @@ def main():
     parser.add_argument("--scale", type=float, default=1.0, help="sizes and counts times this (0.1 for a quick look)")
     parser.add_argument("--items", type=int, default=0, help="items for the memory workload (default 100000 x scale)")
     parser.add_argument("--targets", default="native,ubiqfs,rclone",
-                        help="any of native, ubiqfs, rclone, ubiqfs-s3, rclone-s3 (the -s3 ones over a SeaweedFS server)")
+                        help="any of native, ubiqfs, rclone, ubiqfs-s3, rclone-s3 (the -s3 ones over a SeaweedFS server), "
+                             "ubiqfs-far (the local store behind a 50 ms round trip)")
     parser.add_argument("--only", default="", help="comma-separated workload groups: " + ", ".join(GROUPS))
     parser.add_argument("--out", default="", help="where to write the table (default Benchmarks/results/DATE.md)")
     args = parser.parse_args()
@@ -696,6 +756,7 @@ def main():
     work.mkdir(parents=True, exist_ok=True)
     seaweed = Seaweed(work)
     available = {"native": lambda: Native(work), "ubiqfs": lambda: UbiqFS(work, args.binary), "rclone": lambda: Rclone(work),
+                 "ubiqfs-far": lambda: UbiqFSFar(work, args.binary),
                  "ubiqfs-s3": lambda: UbiqFSS3(work, args.binary, seaweed), "rclone-s3": lambda: RcloneS3(work, seaweed)}
     targets = [available[name]() for name in args.targets.split(",")]
     bench = Bench(args, targets, work)
@@ -724,7 +785,7 @@ def main():
     print(f"\nwritten to {out}")
 
 
-GROUPS = {"write": "write_1g", "read": "reread_1g", "placeholder": "placeholder", "create": "create_10k",
+GROUPS = {"write": "write_1g", "read": "reread_1g", "placeholder": "placeholder", "heads": "heads", "create": "create_10k",
           "ls": "ls_10k", "git": "git_tree", "build": "build", "memory": "memory"}
 
 if __name__ == "__main__":

@@ -1,10 +1,11 @@
 import Synchronization
 import SyncEngine
 
-/// One reader's readahead over a partial file: while it reads on sequentially, as many
-/// blocks ahead as it has read blocks' worth in this run (up to `maxWindow`); nothing
-/// after a seek. So `cat`, `cp` and `sha256sum` soon run at the store's speed, while a
-/// program reading a header fetches what it reads and little more.
+/// One reader's readahead over a partial file: nothing until it has read one full block's
+/// worth (4 MiB) in one sequential run, then one block ahead, doubling with every further
+/// 4 MiB up to `maxWindow`; nothing after a seek. So `cat`, `cp` and `sha256sum` soon run
+/// at the store's speed, while a program reading a header fetches what it reads and at
+/// most one block more.
 final class Readahead: Sendable {
     static let maxWindow = 8
     /// The run's bytes per block of window: the size of a full block.
@@ -26,7 +27,8 @@ final class Readahead: Sendable {
         let window = state.withLock { state in
             state.run = offset == state.next ? state.run + Int64(length) : Int64(length)
             state.next = offset + Int64(length)
-            return Int(min(Int64(Self.maxWindow), state.run / Self.bytesPerBlock))
+            let blocksRead = state.run / Self.bytesPerBlock
+            return blocksRead == 0 ? 0 : min(Self.maxWindow, 1 << Int(min(3, blocksRead - 1)))
         }
         guard window > 0 else { return [] }
         return (last + 1..<min(partial.blocks.count, last + 1 + window)).filter { !partial.isPresent($0) }

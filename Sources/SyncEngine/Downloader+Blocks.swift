@@ -101,28 +101,56 @@ extension Downloader {
         startJobs()
     }
 
-    /// One block: fetched, verified, made durable, marked here and recorded; the file
-    /// completed when it was the last one.
+    /// One block: fetched, verified and written, then marked here (readers go on at once);
+    /// made durable and recorded in the background (`persistSoon`), so a sequential reader
+    /// never waits for an fdatasync.
     private func fetchAndRecord(_ partial: PartialContent, _ index: Int) async throws(SyncError) {
         let (block, offset, ino) = (partial.blocks[index], partial.offsets[index], partial.ino)
         do {
             try await fetcher.fetch(block, into: partial.fd, at: offset, of: "inode \(ino)")
-            _ = try await OffloadedWork.run { () throws(SystemError) in try Syscall.check("fdatasync") { fdatasync(partial.fd) } }
-        } catch let error as SyncError {
+        } catch {
             noteFailure(ino, error)
             throw error
-        } catch {
-            let wrapped = SyncError.cacheWrite("cannot write inode \(ino) to the cache", error)
-            noteFailure(ino, wrapped)
-            throw wrapped
         }
-        let bitmap = partial.markPresent(index)
+        partial.markPresent(index)
         if filling[ino] != nil { transfers.progress(ino, done: partial.presentBytes) }
-        _ = try await calls.write("cannot record a fetched block of inode \(ino)") { db in
+        persistSoon(partial)
+    }
+
+    /// Makes the fill's written blocks durable and records them, once for any number of
+    /// blocks that arrive meanwhile; completes the file when they are all of them.
+    private func persistSoon(_ partial: PartialContent) {
+        guard !persisting.contains(partial.generation) else {
+            persistAgain.insert(partial.generation)
+            return
+        }
+        persisting.insert(partial.generation)
+        Task {
+            repeat {
+                persistAgain.remove(partial.generation)
+                do { try await persist(partial) } catch {
+                    logger.error("cannot record the fetched blocks of inode \(partial.ino): \(error)")
+                }
+            } while persistAgain.contains(partial.generation)
+            persisting.remove(partial.generation)
+        }
+    }
+
+    /// fdatasync, then the blocks written before it recorded (a crash never leaves a block
+    /// marked that is not on disk); the file made local if that was all of them.
+    func persist(_ partial: PartialContent) async throws(SyncError) {
+        let (bitmap, complete) = partial.snapshot()
+        do {
+            _ = try await OffloadedWork.run { () throws(SystemError) in try Syscall.check("fdatasync") { fdatasync(partial.fd) } }
+        } catch {
+            throw SyncError.cacheWrite("cannot write inode \(partial.ino) to the cache", error)
+        }
+        let ino = partial.ino
+        _ = try await calls.write("cannot record the fetched blocks of inode \(ino)") { db in
             try FetchedBlocks.record(ino, generation: partial.generation, bitmap: bitmap, db)
         }
-        if partial.isComplete {
-            try await complete(partial)
+        if complete {
+            try await self.complete(partial)
         } else {
             // `du` and `stat` count what is here.
             invalidations.invalidate([.inode(ino, data: false)])

@@ -53,6 +53,10 @@ public actor Downloader {
     var nextOrder: UInt64 = 0
     /// Whole-file downloads running, per item (their transfer shows in the xattrs).
     var filling: [Inode: Int] = [:]
+    /// Fills whose fetched blocks are being made durable and recorded, by generation, and
+    /// those that got more blocks meanwhile (`Downloader+Blocks.persistSoon`).
+    var persisting: Set<Int64> = []
+    var persistAgain: Set<Int64> = []
 
     public init(
         store: any ContainerStore, metadata: MetadataStore, cache: ContentCache, coordinator: FileCoordinator,
@@ -90,7 +94,7 @@ public actor Downloader {
         var failure: (any Error)?
         do {
             try await fetch(partial, partial.missing(offset: 0, length: Int(clamping: partial.size)), priority: .background)
-            if partial.isComplete { try await complete(partial) }
+            try await persist(partial)
         } catch {
             failure = error
         }

@@ -72,12 +72,14 @@ public final class PartialContent: Sendable {
         present.withLock { present in present.indices.reduce(0) { $0 + (present[$1] ? blocks[$1].length : 0) } }
     }
 
-    /// Marks a block as here; returns the bitmap to record.
-    func markPresent(_ index: Int) -> [UInt8] {
-        present.withLock { present in
-            present[index] = true
-            return Self.bitmap(present)
-        }
+    /// Marks a block as here (written, maybe not yet durable): readers may read it.
+    func markPresent(_ index: Int) {
+        present.withLock { $0[index] = true }
+    }
+
+    /// The blocks here now, as a bitmap to record, and whether that is all of them.
+    func snapshot() -> (bitmap: [UInt8], complete: Bool) {
+        present.withLock { present in (Self.bitmap(present), !present.contains(false)) }
     }
 
     static func bitmap(_ present: [Bool]) -> [UInt8] {

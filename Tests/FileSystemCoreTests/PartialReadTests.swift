@@ -3,6 +3,7 @@ import ContainerStore
 import DeviceFixture
 import Foundation
 import Inodes
+import Logging
 import ItemModel
 import MetadataStore
 import SyncEngine
@@ -110,6 +111,25 @@ import Testing
         let third = Int(blocks[0].length + blocks[1].length)
         #expect(try await read(b, ino, offset: Int64(third), size: 100) == Array(bytes[third..<third + 100]))
         #expect(try state(b, ino) == "error")
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    /// The cache budget evicts partial files like local ones, least recently used first,
+    /// and never a pinned one.
+    @Test func theCacheBudgetEvictsPartialFiles() async throws {
+        let bytes = Self.content(3 << 20, seed: 11)
+        let (a, b) = try await devices(["old.bin": bytes, "pinned.bin": bytes], store: InMemoryStore())
+        let (old, pinned) = (try #require(b.inode("old.bin")), try #require(b.inode("pinned.bin")))
+        try b.core.setXattr(pinned, name: Array("user.ubiqfs.pinned".utf8), value: [49], flags: 0)
+        _ = try await read(b, old, offset: 0, size: 10)
+        for _ in 0..<200 where try state(b, pinned) != "local" { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(try state(b, old) == "partial")
+        let budget = CacheBudget(core: b.core, limit: 0, logger: Logger(label: "test"))
+        #expect(budget.enforce() == 1)
+        #expect(try state(b, old) == "placeholder")
+        #expect(b.cache.status(old) == nil)
+        #expect(try state(b, pinned) == "local")
         await a.shutdown()
         await b.shutdown()
     }
