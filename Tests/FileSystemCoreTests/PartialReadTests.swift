@@ -81,6 +81,12 @@ import Testing
         let (a, b) = try await devices(["f.bin": bytes], store: store)
         let ino = try #require(b.inode("f.bin"))
         _ = try await read(b, ino, offset: 0, size: 4096)
+        // Recorded in the background, after an fdatasync.
+        for _ in 0..<200 {
+            let fill = try await b.metadata.read { db in try FetchedBlocks.fill(of: ino, db) }
+            if fill?.bitmap.contains(where: { $0 != 0 }) == true { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
         let stateDir = b.stateDir
         await b.shutdown()
         let first = try #require(try await b.metadata.read { db in try ItemRow.find(ino: ino, db) }?.blockList.first)
