@@ -107,6 +107,18 @@ public final class TestDevice: Sendable {
         return try await core.read(handle: handle, size: Int(size) + 10, offset: 0)
     }
 
+    /// Waits until a file read through is local: the last fetched blocks are made durable
+    /// and the file completed in the background. False if it is not within 10 s.
+    @discardableResult
+    public func waitUntilLocal(_ path: String) async throws -> Bool {
+        guard let ino = inode(path) else { throw FileSystemError(.notFound, path) }
+        for _ in 0..<1000 {
+            if try await metadata.read({ db in try ItemRow.find(ino: ino, db) })?.contentState == .local { return true }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+
     public func remove(_ path: String) throws {
         let (parent, name) = split(path)
         try core.unlink(parent: parent, name: name, directory: (try? core.attributes(inode(path) ?? 0).kind) == .directory)

@@ -66,6 +66,7 @@ import Testing
         #expect(try await read(b, ino, offset: 6 << 20, size: 4096) == Array(bytes[(6 << 20)..<(6 << 20) + 4096]))
         #expect(try state(b, ino) == "partial")
         #expect(try await b.readBytes("f.bin") == bytes)
+        #expect(try await b.waitUntilLocal("f.bin"))
         #expect(try state(b, ino) == "local")
         #expect(try b.core.attributes(ino).blocks * 512 >= Int64(bytes.count))
         #expect(try await b.metadata.read { db in try FetchedBlocks.fill(of: ino, db) } == nil)
@@ -95,7 +96,7 @@ import Testing
         #expect(try state(again, ino) == "partial")
         #expect(try again.core.attributes(ino).blocks * 512 >= first.length)
         #expect(try await again.readBytes("f.bin") == bytes)
-        #expect(try state(again, ino) == "local")
+        #expect(try await again.waitUntilLocal("f.bin"))
         await a.shutdown()
         await again.shutdown()
     }

@@ -44,7 +44,9 @@ import Testing
             test "$(stat -c %Y \(a)/videos/v2.bin)" = "$(date -d '2020-01-02 03:04:05' +%s)"
             # Reading a file through makes it local.
             cmp \(a)/videos/v3.bin \(b)/videos/v3.bin
+            for _ in $(seq 1 100); do [ "$(getfattr --only-values -n user.ubiqfs.state \(b)/videos/v3.bin)" = local ] && break; sleep 0.1; done
             test "$(getfattr --only-values -n user.ubiqfs.state \(b)/videos/v3.bin)" = local
+            for _ in $(seq 1 100); do [ "$(stat -c %b \(b)/videos/v3.bin)" -ge 65536 ] && break; sleep 0.1; done
             test "$(stat -c %b \(b)/videos/v3.bin)" -ge 65536
             """)
     }

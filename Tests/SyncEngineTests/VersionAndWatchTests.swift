@@ -88,6 +88,11 @@ import Testing
         try await a.sync()
         try await b.sync()
         #expect(try await b.read("docs/b.txt") == "hello")
+        // Read through: local once its blocks are on disk (in the background), then told.
+        #expect(try await b.waitUntilLocal("docs/b.txt"))
+        for _ in 0..<500 where !seen.withLock({ $0.contains { $0.event == .downloaded } }) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         try await b.write("local.txt", "here")
         try await b.sync()
         b.engine.feed.unsubscribe(subscription)
