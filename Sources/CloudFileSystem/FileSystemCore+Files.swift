@@ -13,12 +13,12 @@ import SyncEngine
 extension FileSystemCore {
     // MARK: Open files
 
-    /// Opens a file. A placeholder or partial file opened for reading opens at once and
-    /// fetches nothing: each read fetches the blocks it needs (`read`). Opened for writing,
-    /// it opens once its whole content is here. Downloads run outside any lease. The first
-    /// attempt runs on the caller's thread (`FuseAdapter` starts the call with
-    /// `Task.immediate` on a libfuse thread), so a local file opens with no hop; attempts
-    /// after a wait run on `OffloadedWork`'s threads, as they may block on a lease.
+    /// Opens a file. A placeholder or partial file opens at once and fetches nothing: each
+    /// read fetches the blocks it needs (`read`), and the first write the rest
+    /// (`fetchContentForWrite`). The first attempt runs on the caller's thread
+    /// (`FuseAdapter` starts the call with `Task.immediate` on a libfuse thread), so a file
+    /// opens with no hop; an attempt after a download (should an open need one) runs on
+    /// `OffloadedWork`'s threads, as it may block on a lease.
     public func open(_ ino: Inode, flags: Int32) async throws(FileSystemError) -> OpenedFile {
         if let opened = try openLocal(ino, flags: flags) { return opened }
         // After three downloads whose result was replaced before the open, give up.
@@ -29,9 +29,9 @@ extension FileSystemCore {
         throw FileSystemError(.io, "content of inode \(ino) keeps changing")
     }
 
-    /// Opens a file whose content is local, or a placeholder or partial file for reading;
-    /// nil for one opened for writing whose content must be downloaded first (an empty
-    /// one, or one opened with O_TRUNC, becomes an empty local file).
+    /// Opens a file: local, or a placeholder or partial file on its fill (an empty one, or
+    /// one opened with O_TRUNC, becomes an empty local file); nil if its content must be
+    /// downloaded first.
     private func openLocal(_ ino: Inode, flags: Int32) throws(FileSystemError) -> OpenedFile? {
         let truncate = flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY
         return try withLeases([(ino, truncate ? .exclusive : .shared)], "open") { () throws(FileSystemError) -> OpenedFile? in
@@ -124,22 +124,38 @@ extension FileSystemCore {
         return try written.get()
     }
 
-    /// Whether a write or fallocate on this handle must first fetch the rest of the file
-    /// (`fetchContentForWrite`).
+    /// Whether a write or fallocate on this handle must first make the file local
+    /// (`fetchContentForWrite`): it was opened on a fill, which may still miss blocks or
+    /// wait for the last ones to be made durable.
     public func needsContentBeforeWrite(handle: UInt64) -> Bool {
-        guard let file = handles.file(handle), file.writable, let partial = file.partial else { return false }
-        return !partial.isComplete
+        guard let file = handles.file(handle), file.writable else { return false }
+        return file.partial != nil
     }
 
-    /// Fetches every block of the handle's file not here yet, so it can be written; the
-    /// file is local after it (the fill completes in place: the handle's descriptor stays
-    /// the file's, since nothing evicts or replaces a file open for writing).
+    /// Fetches every block of the handle's file not here yet and waits until the file is
+    /// local and durable, so it can be written. The fill completes in place, so the
+    /// handle's descriptor stays the file's: nothing evicts or replaces a file open for
+    /// writing, but for a truncate to 0 or an O_TRUNC open by another program, which makes
+    /// a new cache file. This handle has written nothing yet, so it then follows to that
+    /// file (`dup2` onto its descriptor), as it would see a truncate on any filesystem.
     public func fetchContentForWrite(handle: UInt64) async throws(FileSystemError) {
         guard let file = handles.file(handle) else { throw FileSystemError(.badHandle) }
         try await waitForContent(file.ino)
-        let state = try await offloaded { () throws(FileSystemError) in try self.row(file.ino).contentState }
-        guard state == .local else { throw FileSystemError(.io, "content of inode \(file.ino) changed while open") }
-        handles.contentComplete(handle)
+        try await offloaded { () throws(FileSystemError) in
+            try self.withLeases([(file.ino, .exclusive)], "write") { () throws(FileSystemError) in
+                guard try self.row(file.ino).contentState == .local else {
+                    throw FileSystemError(.io, "content of inode \(file.ino) changed while open")
+                }
+                var opened = stat(), current = stat()
+                if fstat(file.fd, &opened) == 0, lstat(self.cache.path(for: file.ino), &current) == 0, opened.st_ino != current.st_ino {
+                    let fd: Int32
+                    do { fd = try self.cache.open(file.ino, writable: true) } catch { throw Self.wrap(error) }
+                    defer { Glibc.close(fd) }
+                    guard dup2(fd, file.fd) >= 0 else { throw Self.localFailure(errno, "cannot reopen inode \(file.ino)") }
+                }
+                self.handles.contentComplete(handle)
+            }
+        }
     }
 
     /// A placeholder or partial file becomes an empty local file (O_TRUNC, truncate to 0).
@@ -209,9 +225,7 @@ extension FileSystemCore {
     public func write(handle: UInt64, data: UnsafeRawBufferPointer, offset: Int64) throws(FileSystemError) -> Int {
         guard let file = handles.file(handle) else { throw FileSystemError(.badHandle) }
         guard file.writable else { throw FileSystemError(.badHandle) }
-        if let partial = file.partial, !partial.isComplete {
-            throw FileSystemError(.io, "inode \(file.ino) must be fetched before it is written")
-        }
+        guard file.partial == nil else { throw FileSystemError(.io, "inode \(file.ino) must be fetched before it is written") }
         let written = try withLeases([(file.ino, .exclusive)], "write") { () throws(FileSystemError) in
             var at = offset
             if file.append, let status = cache.status(fd: file.fd) { at = status.size }
@@ -280,9 +294,7 @@ extension FileSystemCore {
     public func fallocate(handle: UInt64, mode: Int32, offset: Int64, length: Int64, caller: Caller) throws(FileSystemError) {
         guard let file = handles.file(handle), file.writable else { throw FileSystemError(.badHandle) }
         guard mode == 0 else { throw FileSystemError(.notSupported) }
-        if let partial = file.partial, !partial.isComplete {
-            throw FileSystemError(.io, "inode \(file.ino) must be fetched before it is written")
-        }
+        guard file.partial == nil else { throw FileSystemError(.io, "inode \(file.ino) must be fetched before it is written") }
         let clearedSetID = try withLeases([(file.ino, .exclusive)], "fallocate") { () throws(FileSystemError) -> Bool in
             let result = posix_fallocate(file.fd, off_t(offset), off_t(length))
             guard result == 0 else { throw Self.localFailure(result, "fallocate failed") }

@@ -122,6 +122,23 @@ import Testing
         await b.shutdown()
     }
 
+    /// A program holds a placeholder open for writing (nothing fetched); another truncates
+    /// it with O_TRUNC and writes: the first one's write lands in that file, not in the
+    /// version it opened (which O_TRUNC replaced with a new cache file).
+    @Test func aWriterThatOpenedBeforeAnOTruncWritesIntoTheTruncatedFile() async throws {
+        let (a, b) = try await devices(["f.txt": Self.content(1 << 20, seed: 2)], store: InMemoryStore())
+        let ino = try #require(b.inode("f.txt"))
+        let first = try await b.open(ino, flags: O_RDWR)
+        let second = try await b.open(ino, flags: O_WRONLY | O_TRUNC)
+        _ = try await b.core.write(handle: second, bytes: Array("new".utf8), offset: 0)
+        _ = try await b.core.write(handle: first, bytes: Array("x".utf8), offset: 3)
+        b.core.release(handle: second)
+        b.core.release(handle: first)
+        #expect(try await b.read("f.txt") == "newx")
+        await a.shutdown()
+        await b.shutdown()
+    }
+
     /// The cache budget evicts partial files like local ones, least recently used first,
     /// and never a pinned one.
     @Test func theCacheBudgetEvictsPartialFiles() async throws {
