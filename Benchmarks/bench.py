@@ -184,6 +184,11 @@ class UbiqFS(FuseDaemon):
             os.setxattr(path, "user.ubiqfs.evict", b"1")
         drop_page_cache()
 
+    def evict(self, paths):
+        for path in paths:
+            os.setxattr(path, "user.ubiqfs.evict", b"1")
+        drop_page_cache()
+
     def fetched_bytes(self, paths):
         time.sleep(0.5)  # the daemon tells the kernel of new blocks asynchronously
         return sum(os.stat(path).st_blocks * 512 for path in paths)
@@ -300,6 +305,83 @@ class Seaweed:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+class DelayProxy:
+    """A TCP proxy in front of the S3 port that adds a round trip of `rtt` seconds (half
+    each way, without slowing the bytes' rate: each chunk is held until its time) and
+    counts the HTTP requests that pass, by method: a far store, as `tc netem` would make
+    one (it is missing on these machines)."""
+    import re as _re
+    request_line = _re.compile(rb"(GET|PUT|HEAD|POST|DELETE) /\S* HTTP/1\.1\r\n")
+
+    def __init__(self, upstream_port, rtt=0.05):
+        import asyncio
+        import threading
+        self.upstream_port, self.delay = upstream_port, rtt / 2
+        self.counts = {}
+        self.loop = asyncio.new_event_loop()
+        ready = threading.Event()
+        def serve():
+            asyncio.set_event_loop(self.loop)
+            self.server = self.loop.run_until_complete(asyncio.start_server(self.connection, "127.0.0.1", 0))
+            self.port = self.server.sockets[0].getsockname()[1]
+            ready.set()
+            self.loop.run_forever()
+        self.thread = threading.Thread(target=serve, daemon=True)
+        self.thread.start()
+        ready.wait()
+
+    def requests(self):
+        return sum(self.counts.values())
+
+    async def connection(self, client_reader, client_writer):
+        import asyncio
+        try:
+            server_reader, server_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
+        except OSError:
+            client_writer.close()
+            return
+        await asyncio.gather(self.pipe(client_reader, server_writer, count=True), self.pipe(server_reader, client_writer))
+
+    async def pipe(self, reader, writer, count=False):
+        import asyncio
+        queue = asyncio.Queue()
+        async def send():
+            while True:
+                at, data = await queue.get()
+                wait = at + self.delay - self.loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                if data is None:
+                    break
+                writer.write(data)
+                await writer.drain()
+            writer.close()
+        sender = asyncio.ensure_future(send())
+        tail = b""
+        try:
+            while True:
+                data = await reader.read(1 << 16)
+                if count and data:
+                    # A request line split across two chunks is found in the tail of the
+                    # first and the second; one wholly in the tail was counted already.
+                    window = tail + data
+                    for match in self.request_line.finditer(window):
+                        if match.end() > len(tail):
+                            method = match.group(1).decode()
+                            self.counts[method] = self.counts.get(method, 0) + 1
+                    tail = window[-300:]
+                await queue.put((self.loop.time(), data or None))
+                if not data:
+                    break
+        except (ConnectionError, OSError):
+            await queue.put((self.loop.time(), None))
+        await sender
+
+    def stop(self):
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=5)
+
+
 class UbiqFSS3(UbiqFS):
     """ubiqfs over S3 (the SeaweedFS server)."""
     name = "ubiqfs-s3"
@@ -351,6 +433,102 @@ class RcloneS3(Rclone):
         shutil.rmtree(self.work / "cache", ignore_errors=True)
         self.mount()
         wait_for(lambda: all(os.path.exists(path) for path in paths), "rclone to list the new files", timeout=30)
+
+
+class FarS3:
+    """The SeaweedFS server behind a `DelayProxy`: one proxy shared by the -s3-far targets."""
+
+    def __init__(self, seaweed, rtt=0.05):
+        self.seaweed, self.rtt, self.proxy = seaweed, rtt, None
+
+    def start(self):
+        self.seaweed.start()
+        if self.proxy is None:
+            self.proxy = DelayProxy(int(self.seaweed.endpoint.rsplit(":", 1)[1]), self.rtt)
+            os.environ.update(RCLONE_CONFIG_WEEDFAR_TYPE="s3", RCLONE_CONFIG_WEEDFAR_PROVIDER="Other",
+                              RCLONE_CONFIG_WEEDFAR_ENDPOINT=self.endpoint, RCLONE_CONFIG_WEEDFAR_ACCESS_KEY_ID=Seaweed.key,
+                              RCLONE_CONFIG_WEEDFAR_SECRET_ACCESS_KEY=Seaweed.secret)
+
+    @property
+    def endpoint(self):
+        return f"http://127.0.0.1:{self.proxy.port}"
+
+    def stop(self):
+        if self.proxy is not None:
+            self.proxy.stop()
+            self.proxy = None
+
+
+class UbiqFSS3Far(UbiqFSS3):
+    """ubiqfs over S3 behind a 50 ms round trip (the proxy), as a store across a WAN."""
+    name = "ubiqfs-s3-far"
+
+    def __init__(self, work, binary, far):
+        super().__init__(work, binary, far.seaweed)
+        self.far = far
+
+    def start(self):
+        self.far.start()
+        super().start()
+
+    def command(self):
+        command = super().command()
+        command[command.index("--store") + 1] = "s3://bench/ubiqfs-far"
+        return command
+
+    def environment(self):
+        return dict(self.seaweed.environment(), AWS_ENDPOINT_URL=self.far.endpoint)
+
+    def requests(self):
+        return self.far.proxy.requests()
+
+    def wait_in_store(self, paths):
+        self.settle()
+
+
+class RcloneS3Far(RcloneS3):
+    """rclone mount over S3 behind the same 50 ms round trip; uploads start at once
+    (`--vfs-write-back 0s`), as the issue measured it."""
+    name = "rclone-s3-far"
+
+    def __init__(self, work, far):
+        super().__init__(work, far.seaweed)
+        self.far = far
+
+    def start(self):
+        self.far.start()
+        Target.start(self)
+
+    def command(self):
+        command = super().command()
+        command[command.index("mount") + 1] = "weedfar:bench/rclone-far"
+        return command + ["--vfs-write-back", "0s"]
+
+    def requests(self):
+        return self.far.proxy.requests()
+
+    def wait_in_store(self, paths):
+        """Until every file is in the bucket with its size (asked of the server directly)."""
+        wanted = {str(Path(p).relative_to(self.dir)): os.stat(p).st_size for p in paths}
+        def uploaded():
+            listing = subprocess.run(["rclone", "lsl", "weed:bench/rclone-far"], capture_output=True, text=True).stdout
+            present = {}
+            for line in listing.splitlines():
+                parts = line.split(None, 3)
+                if len(parts) == 4:
+                    present[parts[3]] = int(parts[0])
+            return all(present.get(name) == size for name, size in wanted.items())
+        wait_for(uploaded, "rclone to upload", timeout=1800)
+
+    def make_placeholders(self, paths, size):
+        raise RuntimeError("not measured on the far targets")
+
+    def evict(self, paths):
+        """Out of rclone's cache: unmounted, the cache emptied, mounted again."""
+        self.unmount()
+        shutil.rmtree(self.work / "cache", ignore_errors=True)
+        self.mount()
+        wait_for(lambda: all(os.path.exists(p) for p in paths), "rclone to list the files", timeout=120)
 
 
 def write_file(path, size, fsync=False, chunk=MiB):
@@ -652,6 +830,46 @@ class Bench:
             shutil.rmtree(folder)
         self.each(body, settle=True)
 
+    def far_small(self):
+        """Over a far store: 2,000 x scale small files (1 to 16 KiB) from the first write
+        until all are in the store; then the same files read cold (evicted, or out of
+        rclone's cache) by `cat`, one after another; the store requests of each phase."""
+        count = max(100, int(2000 * self.scale))
+        rng = random.Random(7)
+        sizes = [rng.randint(1024, 16384) for _ in range(count)]
+        def body(t, run):
+            if not hasattr(t, "wait_in_store"):
+                return
+            folder = t.dir / f"far-small-{run}"
+            folder.mkdir()
+            paths = [folder / f"f{i:05d}.txt" for i in range(count)]
+            before = t.requests()
+            def write_all():
+                for path, size in zip(paths, sizes):
+                    path.write_bytes(os.urandom(size))
+                t.wait_in_store(paths)
+            self.record("far_import", t, count / timed(write_all))
+            self.record("far_import_requests", t, (t.requests() - before) / count)
+            t.evict(paths)
+            before = t.requests()
+            seconds = timed(lambda: sh("cat", *map(str, paths)))
+            self.record("far_cold_read", t, count / seconds)
+            self.record("far_cold_read_requests", t, (t.requests() - before) / count)
+        self.each(body)
+
+    def far_large(self):
+        """Over a far store: one 128 MiB x scale file from the first write until uploaded."""
+        size = max(16 * MiB, int(128 * MiB * self.scale))
+        def body(t, run):
+            if not hasattr(t, "wait_in_store"):
+                return
+            path = t.dir / f"far-large-{run}.bin"
+            def upload():
+                write_file(path, size)
+                t.wait_in_store([path])
+            self.record("far_upload", t, size / MiB / timed(upload))
+        self.each(body)
+
     def memory(self):
         items = int(100000 * self.scale) if not self.args.items else self.args.items
         for t in self.targets:
@@ -689,6 +907,11 @@ WORKLOADS = {
     "heads_time": ("first 64 KiB of 12 x scale (at least 3) placeholders of 32 MiB", "s", False, None, None),
     "heads_fetched": ("bytes fetched by those heads, of the files' bytes", "%", False, None, None),
     "memory_per_item": ("daemon RSS per known item", "bytes", False, None, ("r/u", ">=", 2.0)),
+    "far_import": ("50 ms store: small files from first write to all in the store", "files/s", True, None, ("r/u", "<=", 0.2)),
+    "far_import_requests": ("  store requests per imported file", "req", False, None, None),
+    "far_cold_read": ("50 ms store: cat of those small files, not local", "files/s", True, None, ("r/u", "<=", 0.2)),
+    "far_cold_read_requests": ("  store requests per file read", "req", False, None, None),
+    "far_upload": ("50 ms store: a 128 MiB file from first write to uploaded", "MB/s", True, None, ("r/u", "<=", 1.0)),
 }
 ABSOLUTE = {"placeholder_ttfb": ("<=", 10.0, "ms (local store: round trip ~0)"), "memory_per_item": ("<=", 1024.0, "bytes"),
             "heads_fetched": ("<=", 10.0, "%")}
@@ -699,13 +922,14 @@ def holds(op, value, goal):
 
 
 # The ratio columns: (label, numerator, denominator, which goal applies).
-RATIOS = [("u/n", "ubiqfs", "native", 0), ("r/u", "rclone", "ubiqfs", 1), ("r/u s3", "rclone-s3", "ubiqfs-s3", 1)]
+RATIOS = [("u/n", "ubiqfs", "native", 0), ("r/u", "rclone", "ubiqfs", 1), ("r/u s3", "rclone-s3", "ubiqfs-s3", 1),
+          ("r/u far", "rclone-s3-far", "ubiqfs-s3-far", 1)]
 
 
 def table(bench, header):
     names = [t.name for t in bench.targets]
-    pairs = [r for r in RATIOS if r[0] != "r/u s3" or {"rclone-s3", "ubiqfs-s3"} <= set(names)]
-    titles = {"u/n": "ubiqfs/native", "r/u": "rclone/ubiqfs", "r/u s3": "rclone-s3/ubiqfs-s3"}
+    pairs = [r for r in RATIOS if {r[1], r[2]} <= set(names) or r[0] in ("u/n", "r/u")]
+    titles = {"u/n": "ubiqfs/native", "r/u": "rclone/ubiqfs", "r/u s3": "rclone-s3/ubiqfs-s3", "r/u far": "rclone-s3-far/ubiqfs-s3-far"}
     lines = [header, "", "| workload | unit | " + " | ".join(names) + " | " + " | ".join(titles[p[0]] for p in pairs) + " | goals |",
              "|---|---|" + "---|" * (len(names) + len(pairs)) + "---|"]
     verdicts = []
@@ -747,7 +971,8 @@ def main():
     parser.add_argument("--items", type=int, default=0, help="items for the memory workload (default 100000 x scale)")
     parser.add_argument("--targets", default="native,ubiqfs,rclone",
                         help="any of native, ubiqfs, rclone, ubiqfs-s3, rclone-s3 (the -s3 ones over a SeaweedFS server), "
-                             "ubiqfs-far (the local store behind a 50 ms round trip)")
+                             "ubiqfs-far (the local store behind a 50 ms round trip), ubiqfs-s3-far and rclone-s3-far "
+                             "(the SeaweedFS server behind a proxy adding a 50 ms round trip; for --only far)")
     parser.add_argument("--only", default="", help="comma-separated workload groups: " + ", ".join(GROUPS))
     parser.add_argument("--out", default="", help="where to write the table (default Benchmarks/results/DATE.md)")
     args = parser.parse_args()
@@ -755,9 +980,11 @@ def main():
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     seaweed = Seaweed(work)
+    far = FarS3(seaweed)
     available = {"native": lambda: Native(work), "ubiqfs": lambda: UbiqFS(work, args.binary), "rclone": lambda: Rclone(work),
                  "ubiqfs-far": lambda: UbiqFSFar(work, args.binary),
-                 "ubiqfs-s3": lambda: UbiqFSS3(work, args.binary, seaweed), "rclone-s3": lambda: RcloneS3(work, seaweed)}
+                 "ubiqfs-s3": lambda: UbiqFSS3(work, args.binary, seaweed), "rclone-s3": lambda: RcloneS3(work, seaweed),
+                 "ubiqfs-s3-far": lambda: UbiqFSS3Far(work, args.binary, far), "rclone-s3-far": lambda: RcloneS3Far(work, far)}
     targets = [available[name]() for name in args.targets.split(",")]
     bench = Bench(args, targets, work)
     groups = args.only.split(",") if args.only else list(GROUPS)
@@ -771,6 +998,7 @@ def main():
     finally:
         for t in targets:
             t.stop()
+        far.stop()
         seaweed.stop()
     version = subprocess.run([args.binary, "--version"], capture_output=True, text=True).stdout.strip()
     rclone = subprocess.run(["rclone", "version"], capture_output=True, text=True).stdout.split("\n")[0] if "rclone" in args.targets else ""
@@ -786,7 +1014,8 @@ def main():
 
 
 GROUPS = {"write": "write_1g", "read": "reread_1g", "placeholder": "placeholder", "heads": "heads", "create": "create_10k",
-          "ls": "ls_10k", "git": "git_tree", "build": "build", "memory": "memory"}
+          "ls": "ls_10k", "git": "git_tree", "build": "build", "memory": "memory",
+          "far": "far_small", "far-large": "far_large"}
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -112,7 +112,28 @@ extension FileSystemCore {
             ino: row.inode, fd: fd, writable: writable, append: flags & O_APPEND != 0, directIO: directIO,
             bypassesPageCache: directIO || (writable && flags & OpenFlags.direct != 0), partial: partial, readahead: Readahead()
         )
+        if !writable, row.contentState == .placeholder, row.size > 0, row.size <= FolderReadahead.smallFile, let parent = row.parent {
+            readAheadInFolder(parent, after: row.itemName)
+        }
         return handles.open(file, wroteOnOpen: false, created: false)
+    }
+
+    /// The next small placeholders of the folder, fetched many at once in the background
+    /// when `FolderReadahead` sees a run of opens through it.
+    private func readAheadInFolder(_ parent: Inode, after name: ByteString) {
+        guard let want = folderReadahead.noteOpen(parent: parent, name: name) else { return }
+        let (metadata, downloads, readahead, logger) = (metadata, downloads, folderReadahead, logger)
+        Task {
+            do {
+                let next = try await metadata.read { db in
+                    try ItemRow.smallPlaceholders(in: parent, after: want.after, maxSize: FolderReadahead.smallFile, limit: want.count, db)
+                }
+                readahead.noteFetched(parent: parent, through: next.last?.name, short: want.count - next.count)
+                downloads.prefetch(next.map(\.ino))
+            } catch {
+                logger.warning("cannot read ahead in folder \(parent): \(error)")
+            }
+        }
     }
 
     /// A write that fetches the rest of a placeholder opened for writing first, if needed.

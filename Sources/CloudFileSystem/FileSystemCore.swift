@@ -32,6 +32,8 @@ public final class FileSystemCore: Sendable {
     /// Set when the kernel drops cached pages that a direct write overwrites (FUSE 7.39,
     /// Linux 6.6): then files opened write-only are opened around the page cache.
     let writeOnlyDirect = Atomic<Bool>(false)
+    /// Fetches ahead through a folder's small files opened one after another.
+    let folderReadahead = FolderReadahead()
 
     public func openWriteOnlyDirect(_ on: Bool) {
         writeOnlyDirect.store(on, ordering: .relaxed)

@@ -33,6 +33,9 @@ public protocol ContainerStore: Sendable {
     /// Checks, before a mount uses the store, that it keeps the promises above (a network
     /// store may ignore conditional writes); throws a clear error if not.
     func verify() async throws(StoreError)
+
+    /// Where the store counts its throttling replies; nil if it never gets any.
+    var congestion: StoreCongestion? { get }
 }
 
 extension ContainerStore {
@@ -41,6 +44,8 @@ extension ContainerStore {
     }
 
     public func verify() async throws(StoreError) {}
+
+    public var congestion: StoreCongestion? { nil }
 
     public func get(_ key: String) async throws(StoreError) -> [UInt8] {
         try await get(key, range: nil)

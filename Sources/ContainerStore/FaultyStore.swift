@@ -13,8 +13,12 @@ public final class FaultyStore: ContainerStore {
 
     private let state: Mutex<State>
 
+    /// The base store's throttling replies, and those injected here (`throttle=P`).
+    public let congestion: StoreCongestion?
+
     public init(_ base: any ContainerStore, faults: StoreFaults) {
         self.base = base
+        congestion = base.congestion ?? StoreCongestion()
         state = Mutex(State(faults: faults, random: SplitMix64(seed: faults.seed)))
     }
 
@@ -42,6 +46,13 @@ public final class FaultyStore: ContainerStore {
         }
         if roll < faults.errorRate {
             throw StoreError(code: .unreachable, message: "injected fault for \(key)")
+        }
+        if faults.throttleRate > 0, state.withLock({ $0.random.unit() }) < faults.throttleRate {
+            // As S3 does with `SlowDown`: the store retries after a pause, and counts it.
+            congestion?.noteThrottled()
+            do { try await Task.sleep(for: .milliseconds(100)) } catch {
+                throw StoreError(code: .unreachable, message: "cancelled while waiting for the store", cause: error)
+            }
         }
         try await throttle(key, bytes: bytes)
     }

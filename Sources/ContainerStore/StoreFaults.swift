@@ -5,6 +5,8 @@ import ItemModel
 /// - `latency=D`: every call waits D first (`ms` or `s`; a bare number is seconds);
 /// - `bandwidth=B`: data moves at B bytes per second (`K`, `M`, `G` suffixes);
 /// - `errors=P`: each call fails as unreachable with probability P (0...1), seeded;
+/// - `throttle=P`: each call is throttled with probability P (0...1), as S3's `SlowDown`:
+///   it waits 100 ms more and is counted in the store's `StoreCongestion`;
 /// - `hang`: every call waits until cancelled, like a peer that stopped answering;
 /// - `blocks`: only block downloads are affected (a slow network for content only).
 public struct StoreFaults: Sendable, Equatable, CustomStringConvertible {
@@ -14,6 +16,7 @@ public struct StoreFaults: Sendable, Equatable, CustomStringConvertible {
     /// Writes that happen but whose reply is lost (the caller sees an error): a commit
     /// must then not be applied twice.
     public var lostReplyRate: Double = 0
+    public var throttleRate: Double = 0
     public var hang = false
     public var blocksOnly = false
     public var seed: UInt64 = 1
@@ -37,6 +40,9 @@ public struct StoreFaults: Sendable, Equatable, CustomStringConvertible {
             case ("lost", let value?):
                 guard let rate = Double(value), (0...1).contains(rate) else { throw Self.bad(part) }
                 lostReplyRate = rate
+            case ("throttle", let value?):
+                guard let rate = Double(value), (0...1).contains(rate) else { throw Self.bad(part) }
+                throttleRate = rate
             case ("seed", let value?):
                 guard let number = UInt64(value) else { throw Self.bad(part) }
                 seed = number
@@ -57,13 +63,14 @@ public struct StoreFaults: Sendable, Equatable, CustomStringConvertible {
         if let bytesPerSecond { parts.append("bandwidth=\(bytesPerSecond)") }
         if errorRate > 0 { parts.append("errors=\(errorRate)") }
         if lostReplyRate > 0 { parts.append("lost=\(lostReplyRate)") }
+        if throttleRate > 0 { parts.append("throttle=\(throttleRate)") }
         if hang { parts.append("hang") }
         if blocksOnly { parts.append("blocks") }
         return parts.joined(separator: ",")
     }
 
     private static func bad(_ part: String) -> StoreError {
-        StoreError(code: .configuration, message: "store fault '\(part)' is not one of latency=D, bandwidth=B, errors=P, lost=P, seed=N, hang, blocks")
+        StoreError(code: .configuration, message: "store fault '\(part)' is not one of latency=D, bandwidth=B, errors=P, lost=P, throttle=P, seed=N, hang, blocks")
     }
 
     static func duration(_ text: String) -> Duration? {

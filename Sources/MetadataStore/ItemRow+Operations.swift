@@ -86,6 +86,28 @@ extension ItemRow {
         try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE dirty != 0") ?? 0
     }
 
+    /// Placeholders of at most `maxSize` bytes (and not empty) in a folder whose names sort
+    /// after `name`, in name order, with their names: what a program going through the
+    /// folder's small files one by one will open next.
+    public static func smallPlaceholders(in parent: Inode, after name: ByteString, maxSize: Int64, limit: Int, _ db: Database) throws -> [(ino: Inode, name: ByteString)] {
+        try Row.fetchAll(
+            db, sql: """
+                SELECT ino, name FROM item WHERE parent = ? AND name > ? AND deleted = 0 AND kind = ? AND content = ?
+                AND size > 0 AND size <= ? ORDER BY name LIMIT ?
+                """,
+            arguments: [parent, Data(name.bytes), ItemKind.file.rawValue, ContentState.placeholder.rawValue, maxSize, limit]
+        ).map { row in (row["ino"], ByteString(Array(row["name"] as Data))) }
+    }
+
+    /// Files whose content waits to be uploaded, and their bytes (`ubiqfs status`).
+    public static func pendingContent(_ db: Database) throws -> (files: Int, bytes: Int64) {
+        let row = try Row.fetchOne(
+            db, sql: "SELECT count(*), coalesce(sum(size), 0) FROM item WHERE dirty & ? != 0 AND deleted = 0 AND kind = ?",
+            arguments: [DirtyFlags.content.rawValue, ItemKind.file.rawValue]
+        )
+        return (row?[0] ?? 0, row?[1] ?? 0)
+    }
+
     /// Live siblings whose name looks like a conflict copy (the caller checks whose).
     public static func conflictCopyCandidates(in parent: Inode, _ db: Database) throws -> [ItemRow] {
         try ItemRow.filter(sql: "parent = ? AND deleted = 0 AND instr(name, ?) > 0", arguments: [parent, Data(" (conflict from ".utf8)]).fetchAll(db)

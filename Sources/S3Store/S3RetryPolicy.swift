@@ -19,6 +19,11 @@ public struct S3RetryPolicy: Sendable {
         return ["SlowDown", "InternalError", "RequestTimeout", "ServiceUnavailable"].contains(code ?? "")
     }
 
+    /// The service asks for fewer requests: fewer transfers at once, not just a retry.
+    static func isThrottling(_ status: UInt, _ code: String?) -> Bool {
+        status == 429 || status == 503 || code == "SlowDown"
+    }
+
     static func isTLSFailure(_ error: any Error) -> Bool {
         String(reflecting: type(of: error)).contains("SSL")
     }

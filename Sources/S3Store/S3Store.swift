@@ -17,6 +17,8 @@ public struct S3Store: ContainerStore {
     private let signer: SigV4Signer
     private let client: HTTPClient
     private let retry: S3RetryPolicy
+    /// Throttling replies (`SlowDown`, 429, 503), for the transfer scheduler.
+    public let congestion: StoreCongestion? = StoreCongestion()
 
     /// The largest object a GET reads into memory: a block (4 MiB) or a checkpoint.
     static let maxObjectSize = 1 << 30
@@ -28,6 +30,9 @@ public struct S3Store: ContainerStore {
         var configuration = HTTPClient.Configuration()
         configuration.timeout = HTTPClient.Configuration.Timeout(connect: .seconds(10), read: .seconds(30))
         configuration.connectionPool.retryConnectionEstablishment = false
+        // Transfers overlap (up to `--transfers` at once, 32 by default): the client's
+        // default of 8 connections per host would queue the rest behind them.
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
         // A redirect (a bucket in another region) is an answer to report, not to follow:
         // the signature names the host it was made for.
         configuration.redirectConfiguration = .disallow
@@ -185,6 +190,7 @@ public struct S3Store: ContainerStore {
             case .success(let response) where !S3RetryPolicy.isTransient(response.status, response.code):
                 return response
             case .success(let response):
+                if S3RetryPolicy.isThrottling(response.status, response.code) { congestion?.noteThrottled() }
                 guard attempt < retry.maxAttempts else {
                     throw StoreError(code: .unreachable, message: "cannot \(what): \(settings.endpointDescription) keeps answering \(response.status) \(response.code ?? "")")
                 }

@@ -9,10 +9,12 @@ import ItemModel
 /// stay free to answer the kernel).
 struct BlockFetcher: Sendable {
     let calls: SyncCalls
+    let gate: TransferGate
 
     /// `what` names the content in errors ("notes.txt (id)", "a version of notes.txt").
-    func fetch(_ block: BlockReference, into fd: Int32, at offset: Int64, of what: String) async throws(SyncError) {
-        let bytes = try await calls.store("cannot download \(what)") { store throws(StoreError) in
+    /// `urgent`: a reader waits for this block (it goes before background transfers).
+    func fetch(_ block: BlockReference, into fd: Int32, at offset: Int64, of what: String, urgent: Bool = false) async throws(SyncError) {
+        let bytes = try await calls.transfer(gate, bytes: block.length, urgent: urgent, "cannot download \(what)") { store throws(StoreError) in
             try await store.get(ContainerLayout.blockKey(block.hash))
         }
         try await OffloadedWork.run { () throws(SyncError) in

@@ -6,9 +6,10 @@ import Inodes
 import ItemModel
 import MetadataStore
 
-/// Stores a file's local content as blocks: read from the cache in order, each read under
-/// a short shared lease (a write is never split), hashed and put by up to
-/// `parallelTransfers` tasks at once, so a slow store's latency overlaps instead of adding up.
+/// Stores files' local content as blocks: many files at once (`upload(_ rows:)`), each
+/// read from the cache in order, a block under a short shared lease (a write is never
+/// split), hashed and put as `TransferGate` admits it. Over a far store the round trips of
+/// many small files overlap instead of adding up; the gate bounds what is in memory.
 struct ContentUploader: Sendable {
     let calls: SyncCalls
     let info: ContainerInfo
@@ -16,7 +17,39 @@ struct ContentUploader: Sendable {
     let coordinator: FileCoordinator
     let activity: any LocalActivity
     let transfers: TransferTable
-    let parallelTransfers: Int
+    let gate: TransferGate
+    let uncertain = UncertainBlocks()
+
+    /// A block this small is put without asking first whether the store has it: a put
+    /// costs one round trip, as the question does, and a known block is simply rewritten
+    /// with the same bytes. Larger blocks are checked first, to save sending them again,
+    /// and so are blocks whose last put failed (`UncertainBlocks`).
+    static let blindPutLimit = 256 << 10
+
+    /// Uploads the content of these files, as many at once as the gate lets through; the
+    /// manifest of each that did not change meanwhile. The first failure stops the rest.
+    func upload(_ rows: [ItemRow]) async throws(SyncError) -> [Inode: ContentUpload] {
+        var uploads: [Inode: ContentUpload] = [:]
+        // Files open at once: enough to keep every transfer slot busy with small files.
+        let width = gate.limits.transfers * 2
+        do {
+            try await withThrowingTaskGroup(of: (Inode, ContentUpload?).self) { group in
+                var pending = rows[...]
+                func startNext() {
+                    guard let row = pending.popFirst() else { return }
+                    group.addTask { (row.inode, try await upload(row)) }
+                }
+                for _ in 0..<width { startNext() }
+                while let (ino, upload) = try await group.next() {
+                    if let upload { uploads[ino] = upload }
+                    startNext()
+                }
+            }
+        } catch {
+            throw SyncError.wrap(error, "cannot upload local changes")
+        }
+        return uploads
+    }
 
     /// The manifest of the file's content now; nil if a write came in meanwhile (the next
     /// push reads it again). The cache file is fsynced first: what a commit marks clean
@@ -44,34 +77,37 @@ struct ContentUploader: Sendable {
         return ContentUpload(blocks: blocks, size: size, mtime: status.mtime, writeGeneration: generation)
     }
 
-    /// Reads and stores every block; the manifest in order and the bytes read.
+    /// Reads and stores every block; the manifest in order and the bytes read. A block is
+    /// read only once the gate admits its transfer, so the gate bounds the bytes in memory.
     private func storeBlocks(_ ino: Inode, fd: Int32, name: String) async throws(SyncError) -> ([BlockReference], Int64) {
         var blocks: [BlockReference?] = []
         var offset: Int64 = 0
-        var uploaded: Int64 = 0
         do {
             try await withThrowingTaskGroup(of: (Int, BlockReference).self) { group in
-                var inFlight = 0
-                func collect(_ finished: (Int, BlockReference)) {
-                    blocks[finished.0] = finished.1
-                    uploaded += finished.1.length
-                    transfers.progress(ino, done: uploaded)
-                    inFlight -= 1
-                }
                 while true {
                     try Task.checkCancellation(or: SyncError(code: .cancelled, message: "upload cancelled"))
                     let wanted = info.writtenBlockLength(index: blocks.count)
-                    let bytes = try await readBlock(ino, fd: fd, count: wanted, at: offset, name: name)
-                    if bytes.isEmpty { break }
-                    if inFlight == parallelTransfers, let finished = try await group.next() { collect(finished) }
+                    let ticket = try await gate.admit(bytes: Int64(wanted))
+                    let bytes: [UInt8]
+                    do { bytes = try await readBlock(ino, fd: fd, count: wanted, at: offset, name: name) } catch {
+                        ticket.finish(completed: false)
+                        throw error
+                    }
+                    if bytes.isEmpty {
+                        ticket.finish(completed: false)
+                        break
+                    }
                     let index = blocks.count
                     blocks.append(nil)
-                    group.addTask { (index, try await storeBlock(bytes, name: name)) }
-                    inFlight += 1
+                    group.addTask {
+                        let block = try await storeBlock(bytes, name: name, ticket: ticket)
+                        transfers.advance(ino, by: block.length)
+                        return (index, block)
+                    }
                     offset += Int64(bytes.count)
                     if bytes.count < wanted { break }
                 }
-                while let finished = try await group.next() { collect(finished) }
+                while let (index, block) = try await group.next() { blocks[index] = block }
             }
         } catch {
             throw SyncError.wrap(error, "cannot upload \(name)")
@@ -95,13 +131,30 @@ struct ContentUploader: Sendable {
         }
     }
 
-    /// Hashes the block and puts it unless the store has it already.
-    private func storeBlock(_ bytes: [UInt8], name: String) async throws(SyncError) -> BlockReference {
-        let hash = ContentHasher.sha256Hex(bytes)
-        let key = ContainerLayout.blockKey(hash)
-        try await calls.store("cannot upload \(name)") { store throws(StoreError) in
-            if try await !store.exists(key) { try await store.put(key, bytes) }
+    /// Hashes the block and puts it (a large one unless the store has it already), in the
+    /// turn `ticket` was given.
+    private func storeBlock(_ bytes: [UInt8], name: String, ticket: TransferGate.Ticket) async throws(SyncError) -> BlockReference {
+        do throws(SyncError) {
+            let hash = await OffloadedWork.run { ContentHasher.sha256Hex(bytes) }
+            let key = ContainerLayout.blockKey(hash)
+            try await ticket.pace()
+            let askFirst = bytes.count > Self.blindPutLimit || uncertain.contains(hash)
+            do {
+                try await calls.store("cannot upload \(name)") { store throws(StoreError) in
+                    if try await askFirst ? !store.exists(key) : true {
+                        try await store.put(key, bytes)
+                    }
+                }
+            } catch {
+                uncertain.insert(hash)
+                throw error
+            }
+            if askFirst { uncertain.remove(hash) }
+            ticket.finish(completed: true)
+            return BlockReference(hash: hash, length: Int64(bytes.count))
+        } catch {
+            ticket.finish(completed: false)
+            throw error
         }
-        return BlockReference(hash: hash, length: Int64(bytes.count))
     }
 }

@@ -90,7 +90,7 @@ extension Downloader {
     private func run(_ job: Job, _ key: BlockKey) async {
         let result: Result<Void, any Error>
         do {
-            try await fetchAndRecord(job.partial, job.index)
+            try await fetchAndRecord(job.partial, job.index, urgent: job.priority == .reader)
             result = .success(())
         } catch {
             result = .failure(error)
@@ -104,10 +104,10 @@ extension Downloader {
     /// One block: fetched, verified and written, then marked here (readers go on at once);
     /// made durable and recorded in the background (`persistSoon`), so a sequential reader
     /// never waits for an fdatasync.
-    private func fetchAndRecord(_ partial: PartialContent, _ index: Int) async throws(SyncError) {
+    private func fetchAndRecord(_ partial: PartialContent, _ index: Int, urgent: Bool) async throws(SyncError) {
         let (block, offset, ino) = (partial.blocks[index], partial.offsets[index], partial.ino)
         do {
-            try await fetcher.fetch(block, into: partial.fd, at: offset, of: "inode \(ino)")
+            try await fetcher.fetch(block, into: partial.fd, at: offset, of: "inode \(ino)", urgent: urgent)
         } catch {
             noteFailure(ino, error)
             throw error

@@ -25,7 +25,7 @@ public actor Downloader {
     let invalidations: any InvalidationSink
     let feed: ChangeFeed
     let reachability: StoreReachability
-    let parallelTransfers: Int
+    nonisolated let parallelTransfers: Int
     let logger: Logger
 
     /// Who waits for a block fetch, and for which fill.
@@ -60,11 +60,11 @@ public actor Downloader {
 
     public init(
         store: any ContainerStore, metadata: MetadataStore, cache: ContentCache, coordinator: FileCoordinator,
-        transfers: TransferTable, invalidations: any InvalidationSink, feed: ChangeFeed, reachability: StoreReachability,
+        transfers: TransferTable, gates: TransferGates, invalidations: any InvalidationSink, feed: ChangeFeed, reachability: StoreReachability,
         configuration: SyncConfiguration, logger: Logger
     ) {
         calls = SyncCalls(store: store, metadata: metadata, timeout: configuration.storeTimeout, reachability: reachability)
-        fetcher = BlockFetcher(calls: calls)
+        fetcher = BlockFetcher(calls: calls, gate: gates.download)
         partials = PartialFiles(cache: cache, metadata: metadata)
         self.cache = cache
         self.coordinator = coordinator
@@ -72,7 +72,7 @@ public actor Downloader {
         self.invalidations = invalidations
         self.feed = feed
         self.reachability = reachability
-        parallelTransfers = max(1, configuration.parallelTransfers)
+        parallelTransfers = gates.download.limits.transfers
         self.logger = logger
     }
 
@@ -130,15 +130,25 @@ public actor Downloader {
         prefetch(candidates.filter { filling[$0] == nil })
     }
 
-    /// Downloads these items in the background, one after another (pinned items,
-    /// `user.ubiqfs.download`).
+    /// Downloads these items in the background, many at once (a pinned folder of small
+    /// files costs a round trip per file, which must overlap), in order (pinned items,
+    /// `user.ubiqfs.download`). Their blocks queue behind what readers wait for.
     public nonisolated func prefetch(_ inos: [Inode]) {
         guard !inos.isEmpty else { return }
+        let width = parallelTransfers
         Task {
-            for ino in inos {
-                do { try await self.materialize(ino) } catch {
-                    self.logger.warning("download of inode \(ino) failed: \(error)")
+            await withTaskGroup(of: Void.self) { group in
+                var pending = inos[...]
+                func startNext() {
+                    guard let ino = pending.popFirst() else { return }
+                    group.addTask {
+                        do { try await self.materialize(ino) } catch {
+                            self.logger.warning("download of inode \(ino) failed: \(error)")
+                        }
+                    }
                 }
+                for _ in 0..<width { startNext() }
+                while await group.next() != nil { startNext() }
             }
         }
     }
@@ -156,7 +166,7 @@ public actor Downloader {
             var offset: Int64 = 0
             for block in blocks {
                 try Task.checkCancellation(or: SyncError(code: .cancelled, message: "restore cancelled"))
-                try await fetcher.fetch(block, into: temporary.fd, at: offset, of: "a version of \(name)")
+                try await fetcher.fetch(block, into: temporary.fd, at: offset, of: "a version of \(name)", urgent: true)
                 offset += block.length
             }
             do {

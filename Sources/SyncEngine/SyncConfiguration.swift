@@ -2,9 +2,16 @@
 public struct SyncConfiguration: Sendable {
     /// How often the journal is checked for other devices' commits.
     public var pollInterval: Duration = .seconds(2)
-    /// Blocks of one file transferred at once (uploads and downloads): enough to hide a
-    /// remote store's latency, few enough to bound memory (each is up to 4 MiB).
-    public var parallelTransfers = 4
+    /// Store transfers at once in each direction (blocks of any files; `--transfers`):
+    /// over a far store, what overlaps is what goes fast (32 small files at 50 ms of
+    /// round trip are 640 a second). `TransferGate` lowers it while the store throttles.
+    public var transfers = 32
+    /// The bytes those transfers may hold in memory at once, per direction (a block is up
+    /// to 4 MiB: 16 of them).
+    public var transferBytesInFlight: Int64 = 64 << 20
+    /// `--bwlimit`: the upload and download pace, or nil for as fast as the store goes.
+    public var uploadBytesPerSecond: Int64?
+    public var downloadBytesPerSecond: Int64?
     /// The longest a single store request may take before it counts as unreachable.
     public var storeTimeout: Duration = .seconds(60)
     /// The longest wait between retries while the store keeps failing.

@@ -17,11 +17,10 @@ extension SyncEngine {
         // re-hashed the whole backlog).
         let (chosen, settled) = try await choosePush()
         guard !chosen.isEmpty || !settled.isEmpty else { return .idle }
-        var uploads: [Inode: ContentUpload] = [:]
-        for row in chosen where row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && !isBeingWritten(row) {
-            if let upload = try await uploader.upload(row) { uploads[row.inode] = upload }
+        let files = chosen.filter { row in
+            row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && !isBeingWritten(row)
         }
-        let uploaded = uploads
+        let uploaded = try await uploader.upload(files)
         let plan = try await calls.read("cannot plan the push") { db in
             try PushPlan.make(chosen: chosen, settled: settled, uploads: uploaded, db)
         }

@@ -30,6 +30,8 @@ public actor SyncEngine {
     let reachability: StoreReachability
     let calls: SyncCalls
     let uploader: ContentUploader
+    /// Content transfers in flight, per direction (`ubiqfs status`).
+    public nonisolated let gates: TransferGates
     let logger: Logger
 
     /// Set from libfuse threads, read by the loop.
@@ -97,10 +99,12 @@ public actor SyncEngine {
         self.coordinator = coordinator
         self.activity = activity
         let (feed, reachability, transfers) = (ChangeFeed(), StoreReachability(), TransferTable())
+        let gates = TransferGates(configuration, congestion: store.congestion)
         self.feed = feed
         self.reachability = reachability
+        self.gates = gates
         downloads = Downloader(
-            store: store, metadata: metadata, cache: cache, coordinator: coordinator, transfers: transfers,
+            store: store, metadata: metadata, cache: cache, coordinator: coordinator, transfers: transfers, gates: gates,
             invalidations: invalidations, feed: feed, reachability: reachability, configuration: configuration, logger: logger
         )
         self.invalidations = invalidations
@@ -110,7 +114,7 @@ public actor SyncEngine {
         calls = SyncCalls(store: store, metadata: metadata, timeout: configuration.storeTimeout, reachability: reachability)
         uploader = ContentUploader(
             calls: calls, info: info, cache: cache, coordinator: coordinator, activity: activity,
-            transfers: transfers, parallelTransfers: max(1, configuration.parallelTransfers)
+            transfers: transfers, gate: gates.upload
         )
         do {
             lastSeq = UInt64(try metadata.setting(SettingKey.lastSeq) ?? "0") ?? 0
@@ -220,6 +224,7 @@ public actor SyncEngine {
 
     public func status() async -> SyncStatus {
         let pending = (try? await metadata.read { db in try ItemRow.pendingCount(db) }) ?? -1
+        let content = (try? await metadata.read { db in try ItemRow.pendingContent(db) }) ?? (files: 0, bytes: 0)
         var waiting: Int?
         if !held.isEmpty {
             do { waiting = try await heldBack().count } catch { logger.error("cannot count the changes held back: \(error)") }
@@ -229,7 +234,8 @@ public actor SyncEngine {
             store: store.displayName, device: device.name, lastSeq: lastSeq, pendingItems: pending,
             downloading: await downloads.activeCount, lastSync: lastSync?.timeIntervalSince1970, lastError: lastError,
             held: held.values.sorted { $0.seq < $1.seq }.map { "\($0.waitingFor): the change of journal \($0.seq) waits until it is closed here" },
-            heldBack: waiting, readOnly: readOnly,
+            heldBack: waiting, readOnly: readOnly, pendingFiles: content.files, pendingBytes: content.bytes,
+            uploads: gates.upload.snapshot, downloads: gates.download.snapshot,
             conflicts: conflicts, errors: errors
         )
     }

@@ -15,6 +15,12 @@ public struct SyncStatus: Sendable, Codable {
     public var heldBack: Int?
     /// A read-only mount (nil from a daemon of an earlier version).
     public var readOnly: Bool?
+    /// Files whose content waits to be uploaded, and their bytes (nil from an earlier daemon).
+    public var pendingFiles: Int?
+    public var pendingBytes: Int64?
+    /// Content transfers per direction: queued, in flight, done and the rate.
+    public var uploads: TransferGate.Snapshot?
+    public var downloads: TransferGate.Snapshot?
     public var conflicts: [String]
     public var errors: [String]
 }

@@ -34,6 +34,11 @@ public final class TransferTable: Sendable {
         state.withLock { $0.transfers[ino]?.done = done }
     }
 
+    /// `bytes` more are done (blocks finish out of order).
+    func advance(_ ino: Inode, by bytes: Int64) {
+        state.withLock { $0.transfers[ino]?.done += bytes }
+    }
+
     /// A block fetch for a reader failed: remembered as the item's last error.
     func noteError(_ ino: Inode, _ error: String) {
         state.withLock { $0.errors[ino] = error }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Glibc
+import SyncEngine
 
 /// The mountpoint argument shared by the commands that talk to a running daemon.
 struct MountpointArgument: ParsableArguments {
@@ -45,6 +46,11 @@ struct StatusCommand: ParsableCommand {
         print("  journal:         \(status.lastSeq)")
         print("  pending uploads: \(status.pendingItems)")
         print("  downloading:     \(status.downloading)")
+        if let files = status.pendingFiles, let bytes = status.pendingBytes, files > 0 {
+            print("  to upload:       \(files) files, \(Self.size(bytes))")
+        }
+        if let uploads = status.uploads { print("  uploads:         " + Self.describe(uploads)) }
+        if let downloads = status.downloads { print("  downloads:       " + Self.describe(downloads)) }
         print("  cache:           \(Self.size(response.cacheBytes ?? 0)) of \(Self.size(response.cacheBudget ?? 0)) in \(response.stateDir ?? "?")/cache")
         if let last = status.lastSync {
             print("  last sync:       \(Int(Date().timeIntervalSince1970 - last))s ago")
@@ -56,6 +62,14 @@ struct StatusCommand: ParsableCommand {
         if let waiting = status.heldBack, waiting > 0 { print("  held back:       \(waiting) local changes, pushed once the held changes land") }
         for conflict in status.conflicts.suffix(10) { print("  conflict:        \(conflict)") }
         for error in status.errors.suffix(5) where error != status.lastError { print("  error:           \(error)") }
+    }
+
+    /// One direction's transfers: what is queued, in flight and done, and the rate.
+    static func describe(_ gate: TransferGate.Snapshot) -> String {
+        var text = "\(gate.running) in flight (\(size(gate.runningBytes))), \(gate.queued) queued, "
+            + "\(gate.done) done (\(size(gate.doneBytes))), \(size(gate.rate))/s"
+        if gate.throttled > 0 { text += "; throttled \(gate.throttled) times, \(gate.limit) at once now" }
+        return text
     }
 
     private func showItem(_ path: String, state: String) throws {

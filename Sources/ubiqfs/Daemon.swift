@@ -129,6 +129,10 @@ final class Daemon {
         try StoreOpener.verify(store, stateDir: stateDir, timeout: configuration.storeTimeout)
         if let poll = options.pollInterval { configuration.pollInterval = .milliseconds(Int(poll * 1000)) }
         configuration.readOnly = options.readOnly
+        if let transfers = options.transfers { configuration.transfers = transfers }
+        if let limit = options.bwlimit.flatMap(BandwidthLimit.init(parsing:)) {
+            (configuration.uploadBytesPerSecond, configuration.downloadBytesPerSecond) = (limit.upload, limit.download)
+        }
         if let interval = options.checkpointInterval, interval > 0 { configuration.checkpointInterval = interval }
         guard options.resolvedKeepVersions >= 0, options.resolvedKeepVersions < 100_000 else { throw CommandFailure("--keep-versions takes a number of days") }
         configuration.versionRetention = .seconds(options.resolvedKeepVersions * 86400)

@@ -14,6 +14,8 @@ enum FuseMountConvention {
         "cache-size": "--cache-size", "cache_size": "--cache-size",
         "keep-versions": "--keep-versions", "keep_versions": "--keep-versions",
         "log-level": "--log-level", "log_level": "--log-level",
+        "transfers": "--transfers",
+        "bwlimit": "--bwlimit",
     ]
     static let flagOptions: [String: String] = [
         "allow_other": "--allow-other", "allow-other": "--allow-other", "noexec": "--noexec", "ro": "--read-only",

@@ -48,6 +48,12 @@ struct MountCommand: ParsableCommand {
         if let size = options.cacheSize, ByteSize.parse(size) == nil {
             throw ValidationError("invalid --cache-size '\(size)': a number with an optional unit K, M, G or T")
         }
+        if let transfers = options.transfers, !(1...256).contains(transfers) {
+            throw ValidationError("invalid --transfers \(transfers): 1 to 256")
+        }
+        if let limit = options.bwlimit, BandwidthLimit(parsing: limit) == nil {
+            throw ValidationError("invalid --bwlimit '\(limit)': RATE or UP:DOWN, each a size per second (512K, 10M) or off")
+        }
         let device = options.resolvedDevice
         guard !device.isEmpty, device.utf8.count <= 64, !device.contains("/"), !device.contains("\0") else {
             throw ValidationError("invalid device name '\(device)': 1 to 64 bytes, no '/'")

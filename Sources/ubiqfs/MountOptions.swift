@@ -24,6 +24,12 @@ struct MountOptions: ParsableArguments {
     @Option(help: "How many days earlier versions of files stay listed and restorable (`ubiqfs versions`); the newest always does. Default: 30")
     var keepVersions: Double?
 
+    @Option(help: "Store transfers at once in each direction (blocks of any files); more hide a far store's round trip, fewer spare a slow link. Lowered by itself while the store throttles (S3 SlowDown). 1 to 256. Default: 32")
+    var transfers: Int?
+
+    @Option(help: "Bandwidth limit per second, as rclone writes it: RATE for uploads and downloads, or UP:DOWN; each a size (512K, 10M, 1.5G) or off. Default: off")
+    var bwlimit: String?
+
     @Flag(help: "Let other users reach the mount (FUSE allow_other; needs user_allow_other in /etc/fuse.conf unless root). Permissions are still checked by the kernel from each item's mode and owner.")
     var allowOther = false
 
@@ -94,6 +100,11 @@ struct MountOptions: ParsableArguments {
         options.device = device ?? settings["device"]
         options.cacheSize = cacheSize ?? settings["cache-size"]
         options.logLevel = logLevel ?? settings["log-level"]
+        options.bwlimit = bwlimit ?? settings["bwlimit"]
+        if transfers == nil, let count = settings["transfers"] {
+            guard let value = Int(count) else { throw CommandFailure("\(profile.source): [\(profile.name)] transfers = \(count): expected a number") }
+            options.transfers = value
+        }
         if keepVersions == nil, let days = settings["keep-versions"] {
             guard let value = Double(days) else { throw CommandFailure("\(profile.source): [\(profile.name)] keep-versions = \(days): expected a number of days") }
             options.keepVersions = value
@@ -115,6 +126,8 @@ struct MountOptions: ParsableArguments {
             "--log-level=" + resolvedLogLevel,
         ]
         if let cacheSize { arguments.append("--cache-size=" + cacheSize) }
+        if let transfers { arguments.append("--transfers=\(transfers)") }
+        if let bwlimit { arguments.append("--bwlimit=" + bwlimit) }
         if allowOther { arguments.append("--allow-other") }
         if noexec { arguments.append("--noexec") }
         if readOnly { arguments.append("--read-only") }

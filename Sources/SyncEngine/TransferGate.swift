@@ -1,0 +1,242 @@
+import ContainerStore
+import Synchronization
+
+/// Admits content transfers (block puts and gets) in one direction: at most `limit` at
+/// once and `bytesInFlight` bytes in memory, paced to `bytesPerSecond` (`--bwlimit`).
+/// Over a far store many small transfers must overlap to fill the link, so the limit
+/// starts at the most allowed; a throttling reply (`StoreCongestion`) halves it, at most
+/// once a second, and every `limit` transfers in a row without one raise it by one again
+/// (additive increase, multiplicative decrease, as TCP does).
+///
+/// Waiters are served in order; a cancelled waiter leaves the queue at once. Lock order:
+/// the gate's mutex is a leaf (nothing else is taken, nothing resumed, while held).
+public final class TransferGate: Sendable {
+    public struct Limits: Sendable, Equatable {
+        /// Transfers at once, at most.
+        public var transfers: Int
+        /// Bytes of the transfers running at once; a larger single transfer runs alone.
+        public var bytesInFlight: Int64
+        /// The pace of the bytes, or nil for as fast as the store goes.
+        public var bytesPerSecond: Int64?
+
+        public init(transfers: Int, bytesInFlight: Int64, bytesPerSecond: Int64? = nil) {
+            self.transfers = max(1, transfers)
+            self.bytesInFlight = max(1, bytesInFlight)
+            self.bytesPerSecond = bytesPerSecond.flatMap { $0 > 0 ? $0 : nil }
+        }
+    }
+
+    /// What `ubiqfs status` shows of one direction.
+    public struct Snapshot: Sendable, Codable, Equatable {
+        /// Transfers allowed at once now (lower than the most after throttling).
+        public var limit: Int
+        public var queued: Int
+        public var queuedBytes: Int64
+        public var running: Int
+        public var runningBytes: Int64
+        public var done: Int
+        public var doneBytes: Int64
+        /// Bytes per second over the last few seconds.
+        public var rate: Int64
+        /// Throttling replies seen by this direction's transfers.
+        public var throttled: Int
+    }
+
+    private struct Waiter {
+        var id: UInt64
+        var bytes: Int64
+        var urgent: Bool
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var limit: Int
+        var running = 0
+        var runningBytes: Int64 = 0
+        var waiters: [Waiter] = []
+        var cancelled: Set<UInt64> = []
+        var nextID: UInt64 = 0
+        var done = 0
+        var doneBytes: Int64 = 0
+        var recent: [(at: ContinuousClock.Instant, bytes: Int64)] = []
+        var successes = 0
+        var throttled = 0
+        var lastDecrease: ContinuousClock.Instant?
+        var seenThrottles: UInt64 = 0
+        /// When the bytes reserved so far would have gone at `bytesPerSecond`.
+        var linkFree: ContinuousClock.Instant?
+    }
+
+    public let limits: Limits
+    private let congestion: StoreCongestion?
+    private let state: Mutex<State>
+    private static let rateWindow: Duration = .seconds(5)
+
+    public init(_ limits: Limits, congestion: StoreCongestion?) {
+        self.limits = limits
+        self.congestion = congestion
+        state = Mutex(State(limit: limits.transfers, seenThrottles: congestion?.count ?? 0))
+    }
+
+    /// A transfer `admit` let in: it must `finish` once, done or failed.
+    struct Ticket: Sendable {
+        let gate: TransferGate
+        let bytes: Int64
+
+        /// Waits for the transfer's turn under the bandwidth limit.
+        func pace() async throws(SyncError) { try await gate.pace(bytes) }
+
+        func finish(completed: Bool) { gate.release(bytes, completed: completed) }
+    }
+
+    /// Waits until a transfer of about `bytes` bytes may start (before its bytes are read
+    /// into memory: that is what `bytesInFlight` bounds).
+    /// An `urgent` transfer (a reader waits for it) goes before every queued one that is not.
+    func admit(bytes: Int64, urgent: Bool = false) async throws(SyncError) -> Ticket {
+        try await acquire(bytes, urgent: urgent)
+        return Ticket(gate: self, bytes: bytes)
+    }
+
+    /// Runs one transfer of about `bytes` bytes once admitted and paced.
+    func run<T: Sendable>(bytes: Int64, urgent: Bool = false, _ body: () async throws(SyncError) -> T) async throws(SyncError) -> T {
+        let ticket = try await admit(bytes: bytes, urgent: urgent)
+        do throws(SyncError) {
+            try await ticket.pace()
+            let result = try await body()
+            ticket.finish(completed: true)
+            return result
+        } catch {
+            ticket.finish(completed: false)
+            throw error
+        }
+    }
+
+    public var snapshot: Snapshot {
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            state.recent.removeAll { now - $0.at > Self.rateWindow }
+            let recentBytes = state.recent.reduce(Int64(0)) { $0 + $1.bytes }
+            return Snapshot(
+                limit: state.limit, queued: state.waiters.count, queuedBytes: state.waiters.reduce(0) { $0 + $1.bytes },
+                running: state.running, runningBytes: state.runningBytes, done: state.done, doneBytes: state.doneBytes,
+                rate: recentBytes * 1000 / Self.rateWindow.milliseconds, throttled: state.throttled
+            )
+        }
+    }
+
+    // MARK: Admission
+
+    private func acquire(_ bytes: Int64, urgent: Bool) async throws(SyncError) {
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        do {
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                    let admitted: Bool? = state.withLock { state in
+                        if state.cancelled.remove(id) != nil { return nil }
+                        let ahead = urgent ? state.waiters.firstIndex { !$0.urgent } ?? state.waiters.count : state.waiters.count
+                        if ahead == 0 && admits(bytes, state) {
+                            state.running += 1
+                            state.runningBytes += bytes
+                            return true
+                        }
+                        state.waiters.insert(Waiter(id: id, bytes: bytes, urgent: urgent, continuation: continuation), at: ahead)
+                        return false
+                    }
+                    switch admitted {
+                    case nil: continuation.resume(throwing: CancellationError())
+                    case true?: continuation.resume()
+                    case false?: break
+                    }
+                }
+            } onCancel: {
+                let waiter = state.withLock { state -> Waiter? in
+                    guard let index = state.waiters.firstIndex(where: { $0.id == id }) else {
+                        state.cancelled.insert(id)
+                        return nil
+                    }
+                    return state.waiters.remove(at: index)
+                }
+                waiter?.continuation.resume(throwing: CancellationError())
+            }
+        } catch {
+            state.withLock { _ = $0.cancelled.remove(id) }
+            throw SyncError(code: .cancelled, message: "cancelled while waiting for a transfer slot", cause: error)
+        }
+    }
+
+    private func admits(_ bytes: Int64, _ state: State) -> Bool {
+        state.running < state.limit && (state.running == 0 || state.runningBytes + bytes <= limits.bytesInFlight)
+    }
+
+    /// Waits for the transfer's turn on a paced link: transfers start as far apart as
+    /// their bytes take at `bytesPerSecond`, so the average rate keeps to it.
+    fileprivate func pace(_ bytes: Int64) async throws(SyncError) {
+        guard let rate = limits.bytesPerSecond else { return }
+        let now = ContinuousClock.now
+        let start = state.withLock { state in
+            let start = max(now, state.linkFree ?? now)
+            state.linkFree = start + .milliseconds(Double(bytes) * 1000 / Double(rate))
+            return start
+        }
+        guard start > now else { return }
+        do { try await Task.sleep(until: start, clock: .continuous) } catch {
+            throw SyncError(code: .cancelled, message: "cancelled while waiting for the bandwidth limit", cause: error)
+        }
+    }
+
+    fileprivate func release(_ bytes: Int64, completed: Bool) {
+        let now = ContinuousClock.now
+        let throttles = congestion?.count ?? 0
+        let admitted = state.withLock { state -> [Waiter] in
+            state.running -= 1
+            state.runningBytes -= bytes
+            if completed {
+                state.done += 1
+                state.doneBytes += bytes
+                state.recent.append((now, bytes))
+                if state.recent.count > 4096 { state.recent.removeFirst(state.recent.count - 4096) }
+            }
+            adapt(&state, throttles: throttles, now: now)
+            var admitted: [Waiter] = []
+            while let first = state.waiters.first, admits(first.bytes, state) {
+                state.waiters.removeFirst()
+                state.running += 1
+                state.runningBytes += first.bytes
+                admitted.append(first)
+            }
+            return admitted
+        }
+        for waiter in admitted { waiter.continuation.resume() }
+    }
+
+    /// Halves the limit on new throttling replies (once a second at most), and raises it
+    /// by one after as many transfers in a row without any.
+    private func adapt(_ state: inout State, throttles: UInt64, now: ContinuousClock.Instant) {
+        if throttles > state.seenThrottles {
+            state.seenThrottles = throttles
+            state.throttled += 1
+            state.successes = 0
+            if state.lastDecrease.map({ now - $0 >= .seconds(1) }) ?? true {
+                state.limit = max(1, state.limit / 2)
+                state.lastDecrease = now
+            }
+            return
+        }
+        state.successes += 1
+        if state.successes >= state.limit && state.limit < limits.transfers {
+            state.limit += 1
+            state.successes = 0
+        }
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds (a rate window is never shorter).
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

@@ -1,0 +1,107 @@
+import ContainerStore
+import DeviceFixture
+import Foundation
+import ItemModel
+@testable import SyncEngine
+import Synchronization
+import Testing
+
+/// Over a far store, the transfers of many files overlap: a push uploads its files' blocks
+/// at once (small blocks without asking first), and downloads of many files run together.
+@Suite struct TransferOverlapTests {
+    /// A store that is 20 ms away, counting the calls on blocks and the most at once.
+    final class FarStore: ContainerStore {
+        let base = InMemoryStore()
+        private struct Counts {
+            var running = 0
+            var peak = 0
+            var puts = 0
+            var gets = 0
+            var exists = 0
+        }
+        private let counts = Mutex(Counts())
+        var displayName: String { "far memory" }
+
+        var peak: Int { counts.withLock { $0.peak } }
+        var calls: (puts: Int, gets: Int, exists: Int) { counts.withLock { ($0.puts, $0.gets, $0.exists) } }
+        func resetPeak() { counts.withLock { $0.peak = 0 } }
+
+        private func far<T>(_ key: String, _ count: WritableKeyPath<Counts, Int>?, _ body: () async throws(StoreError) -> T) async throws(StoreError) -> T {
+            let block = key.hasPrefix(ContainerLayout.blockPrefix)
+            counts.withLock { counts in
+                guard block, let count else { return }
+                counts[keyPath: count] += 1
+                counts.running += 1
+                counts.peak = max(counts.peak, counts.running)
+            }
+            defer { if block && count != nil { counts.withLock { $0.running -= 1 } } }
+            try? await Task.sleep(for: .milliseconds(20))
+            return try await body()
+        }
+
+        func get(_ key: String, range: Range<Int64>?) async throws(StoreError) -> [UInt8] {
+            try await far(key, \.gets) { () throws(StoreError) in try await base.get(key, range: range) }
+        }
+        func put(_ key: String, _ bytes: [UInt8]) async throws(StoreError) {
+            try await far(key, \.puts) { () throws(StoreError) in try await base.put(key, bytes) }
+        }
+        func putIfAbsent(_ key: String, _ bytes: [UInt8]) async throws(StoreError) -> Bool {
+            try await far(key, nil) { () throws(StoreError) in try await base.putIfAbsent(key, bytes) }
+        }
+        func exists(_ key: String) async throws(StoreError) -> Bool {
+            try await far(key, \.exists) { () throws(StoreError) in try await base.exists(key) }
+        }
+        func list(prefix: String, startAfter: String?, limit: Int) async throws(StoreError) -> [String] {
+            try await far(prefix, nil) { () throws(StoreError) in try await base.list(prefix: prefix, startAfter: startAfter, limit: limit) }
+        }
+        func delete(_ key: String) async throws(StoreError) {
+            try await far(key, nil) { () throws(StoreError) in try await base.delete(key) }
+        }
+    }
+
+    @Test func aPushUploadsManySmallFilesAtOnceInOneRecord() async throws {
+        let store = FarStore()
+        let a = try await TestDevice(store: store, name: "a")
+        let records = store.base.count(under: ContainerLayout.journalPrefix)
+        try a.mkdir("src")
+        for index in 0..<80 { try await a.write("src/file\(index).txt", "content of file \(index)\n") }
+        try await a.sync()
+
+        #expect(store.base.count(under: ContainerLayout.journalPrefix) == records + 1)
+        #expect(store.base.count(under: ContainerLayout.blockPrefix) == 80)
+        let calls = store.calls
+        // One round trip per small file, and many of them at once (one after another before).
+        #expect(calls.puts == 80 && calls.exists == 0, "\(calls)")
+        #expect(store.peak >= 8, "at most \(store.peak) block transfers ran at once")
+
+        // Another device fetches them as many at once too, and every byte is right.
+        let b = try await TestDevice(store: store, name: "b")
+        store.resetPeak()
+        let inos = (0..<80).compactMap { b.inode("src/file\($0).txt") }
+        #expect(inos.count == 80)
+        b.engine.downloads.prefetch(inos)
+        for index in 0..<80 { #expect(try await b.waitUntilLocal("src/file\(index).txt")) }
+        #expect(store.peak >= 8, "at most \(store.peak) downloads ran at once")
+        for index in 0..<80 { #expect(try await b.read("src/file\(index).txt") == "content of file \(index)\n") }
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    @Test func aLargeBlockIsCheckedFirstSoKnownContentIsNotSentAgain() async throws {
+        let store = FarStore()
+        let a = try await TestDevice(store: store, name: "a")
+        var random = SystemRandomNumberGenerator()
+        let bytes = (0..<(3 << 20)).map { _ in UInt8.random(in: 0...255, using: &random) }
+        try await a.write("big.bin", bytes)
+        try await a.sync()
+        let first = store.calls
+        #expect(first.exists >= 1 && first.puts >= 2, "\(first)")
+        // The same content under another name: the large blocks are known, only asked about.
+        try await a.write("copy.bin", bytes)
+        try await a.sync()
+        let second = store.calls
+        #expect(second.exists - first.exists == first.exists)
+        #expect(second.puts - first.puts == first.puts - first.exists, "only the small blocks are put again: \(first) then \(second)")
+        await a.shutdown()
+    }
+}
