@@ -490,6 +490,7 @@ class RcloneS3Far(RcloneS3):
     """rclone mount over S3 behind the same 50 ms round trip; uploads start at once
     (`--vfs-write-back 0s`), as the issue measured it."""
     name = "rclone-s3-far"
+    folder = "rclone-far"
 
     def __init__(self, work, far):
         super().__init__(work, far.seaweed)
@@ -501,7 +502,7 @@ class RcloneS3Far(RcloneS3):
 
     def command(self):
         command = super().command()
-        command[command.index("mount") + 1] = "weedfar:bench/rclone-far"
+        command[command.index("mount") + 1] = f"weedfar:bench/{self.folder}"
         return command + ["--vfs-write-back", "0s"]
 
     def requests(self):
@@ -511,7 +512,7 @@ class RcloneS3Far(RcloneS3):
         """Until every file is in the bucket with its size (asked of the server directly)."""
         wanted = {str(Path(p).relative_to(self.dir)): os.stat(p).st_size for p in paths}
         def uploaded():
-            listing = subprocess.run(["rclone", "lsl", "weed:bench/rclone-far"], capture_output=True, text=True).stdout
+            listing = subprocess.run(["rclone", "lsl", f"weed:bench/{self.folder}"], capture_output=True, text=True).stdout
             present = {}
             for line in listing.splitlines():
                 parts = line.split(None, 3)
@@ -529,6 +530,41 @@ class RcloneS3Far(RcloneS3):
         shutil.rmtree(self.work / "cache", ignore_errors=True)
         self.mount()
         wait_for(lambda: all(os.path.exists(p) for p in paths), "rclone to list the files", timeout=120)
+
+
+class UbiqFSS3FarLimited(UbiqFSS3Far):
+    """ubiqfs-s3-far with `--bwlimit 8M`: how much of a set bandwidth the transfers use."""
+    name = "ubiqfs-s3-far-8M"
+    limit = 8 * MiB
+
+    def command(self):
+        command = super().command()
+        command[command.index("--store") + 1] = "s3://bench/ubiqfs-far-8m"
+        return command + ["--bwlimit", "8M"]
+
+
+class UbiqFSS3FarPacks(UbiqFSS3Far):
+    """ubiqfs-s3-far on a format-2 container (experimental): small files travel in packs."""
+    name = "ubiqfs-s3-far-packs"
+
+    def command(self):
+        command = super().command()
+        command[command.index("--store") + 1] = "s3://bench/ubiqfs-far-packs"
+        return command
+
+    def environment(self):
+        return dict(super().environment(), UBIQFS_EXPERIMENTAL_FORMAT="2")
+
+
+class RcloneS3FarLimited(RcloneS3Far):
+    """rclone-s3-far with the same `--bwlimit 8M`."""
+    name = "rclone-s3-far-8M"
+    limit = 8 * MiB
+    folder = "rclone-far-8m"
+
+    def command(self):
+        return super().command() + ["--bwlimit", "8M"]
+
 
 
 def write_file(path, size, fsync=False, chunk=MiB):
@@ -838,8 +874,8 @@ class Bench:
         rng = random.Random(7)
         sizes = [rng.randint(1024, 16384) for _ in range(count)]
         def body(t, run):
-            if not hasattr(t, "wait_in_store"):
-                return
+            if not hasattr(t, "wait_in_store") or getattr(t, "limit", None):
+                return  # the --bwlimit targets are for the large upload
             folder = t.dir / f"far-small-{run}"
             folder.mkdir()
             paths = [folder / f"f{i:05d}.txt" for i in range(count)]
@@ -861,13 +897,17 @@ class Bench:
         """Over a far store: one 128 MiB x scale file from the first write until uploaded."""
         size = max(16 * MiB, int(128 * MiB * self.scale))
         def body(t, run):
-            if not hasattr(t, "wait_in_store"):
-                return
+            if not hasattr(t, "wait_in_store") or t.name.endswith("-packs"):
+                return  # packs change nothing for large files
             path = t.dir / f"far-large-{run}.bin"
             def upload():
                 write_file(path, size)
                 t.wait_in_store([path])
-            self.record("far_upload", t, size / MiB / timed(upload))
+            rate = size / MiB / timed(upload)
+            self.record("far_upload", t, rate)
+            if getattr(t, "limit", None):
+                self.notes.append(f"{t.name}: the {size // MiB} MiB upload used {100 * rate * MiB / t.limit:.0f}% of the 8 MiB/s set "
+                                  f"with --bwlimit (goal: at least 80%).")
         self.each(body)
 
     def memory(self):
@@ -923,13 +963,14 @@ def holds(op, value, goal):
 
 # The ratio columns: (label, numerator, denominator, which goal applies).
 RATIOS = [("u/n", "ubiqfs", "native", 0), ("r/u", "rclone", "ubiqfs", 1), ("r/u s3", "rclone-s3", "ubiqfs-s3", 1),
-          ("r/u far", "rclone-s3-far", "ubiqfs-s3-far", 1)]
+          ("r/u far", "rclone-s3-far", "ubiqfs-s3-far", 1), ("r/u packs", "rclone-s3-far", "ubiqfs-s3-far-packs", 1)]
 
 
 def table(bench, header):
     names = [t.name for t in bench.targets]
     pairs = [r for r in RATIOS if {r[1], r[2]} <= set(names) or r[0] in ("u/n", "r/u")]
-    titles = {"u/n": "ubiqfs/native", "r/u": "rclone/ubiqfs", "r/u s3": "rclone-s3/ubiqfs-s3", "r/u far": "rclone-s3-far/ubiqfs-s3-far"}
+    titles = {"u/n": "ubiqfs/native", "r/u": "rclone/ubiqfs", "r/u s3": "rclone-s3/ubiqfs-s3", "r/u far": "rclone-s3-far/ubiqfs-s3-far",
+              "r/u packs": "rclone-s3-far/ubiqfs-s3-far-packs"}
     lines = [header, "", "| workload | unit | " + " | ".join(names) + " | " + " | ".join(titles[p[0]] for p in pairs) + " | goals |",
              "|---|---|" + "---|" * (len(names) + len(pairs)) + "---|"]
     verdicts = []
@@ -984,7 +1025,10 @@ def main():
     available = {"native": lambda: Native(work), "ubiqfs": lambda: UbiqFS(work, args.binary), "rclone": lambda: Rclone(work),
                  "ubiqfs-far": lambda: UbiqFSFar(work, args.binary),
                  "ubiqfs-s3": lambda: UbiqFSS3(work, args.binary, seaweed), "rclone-s3": lambda: RcloneS3(work, seaweed),
-                 "ubiqfs-s3-far": lambda: UbiqFSS3Far(work, args.binary, far), "rclone-s3-far": lambda: RcloneS3Far(work, far)}
+                 "ubiqfs-s3-far": lambda: UbiqFSS3Far(work, args.binary, far), "rclone-s3-far": lambda: RcloneS3Far(work, far),
+                 "ubiqfs-s3-far-8M": lambda: UbiqFSS3FarLimited(work, args.binary, far),
+                 "ubiqfs-s3-far-packs": lambda: UbiqFSS3FarPacks(work, args.binary, far),
+                 "rclone-s3-far-8M": lambda: RcloneS3FarLimited(work, far)}
     targets = [available[name]() for name in args.targets.split(",")]
     bench = Bench(args, targets, work)
     groups = args.only.split(",") if args.only else list(GROUPS)

@@ -25,7 +25,10 @@ public struct DeviceStack: Sendable {
         let metadata = try MetadataStore(path: stateDir + "/state.db")
         let cache = try ContentCache(directory: stateDir + "/cache")
         try StateReconciler.reconcile(metadata: metadata, cache: cache, logger: logger)
-        let (info, device) = try await ContainerBootstrap.open(store: store, metadata: metadata, deviceName: deviceName, timeout: configuration.storeTimeout)
+        let (info, device) = try await ContainerBootstrap.open(
+            store: store, metadata: metadata, deviceName: deviceName, timeout: configuration.storeTimeout,
+            experimentalFormat: configuration.experimentalFormat
+        )
         let handles = HandleTable()
         let notifier = KernelNotifier(handles: handles)
         let coordinator = FileCoordinator()

@@ -105,8 +105,10 @@ extension FileSystemCore {
         do { partial = try downloads.partials.fill(for: row) } catch { throw .waitingForContent(error) }
         guard let partial else { return nil }
         let writable = flags & O_ACCMODE != O_RDONLY
-        let fd: Int32
-        do { fd = try cache.open(row.inode, writable: writable) } catch { throw Self.wrap(error) }
+        // The fill's own file, never the cache path again: a fill started meanwhile would
+        // put another file there, whose blocks this handle's fill does not track.
+        let fd = dup(partial.fd)
+        guard fd >= 0 else { throw Self.localFailure(errno, "cannot open inode \(row.inode)") }
         let directIO = flags & O_ACCMODE == O_WRONLY && row.mode & 0o6000 == 0 && writeOnlyDirect.load(ordering: .relaxed)
         let file = OpenFile(
             ino: row.inode, fd: fd, writable: writable, append: flags & O_APPEND != 0, directIO: directIO,

@@ -1,7 +1,25 @@
+import Foundation
+
 /// `container.json`: written once with put-if-absent when the container is created;
 /// every device reads it before anything else and refuses formats it does not know.
 public struct ContainerInfo: Hashable, Sendable, Codable {
     public static let currentFormat = 1
+    /// Format 2 is being built (docs/CONTAINER-FORMAT.md, "Format 2"): a device reads and
+    /// creates it only where it is enabled (`UBIQFS_EXPERIMENTAL_FORMAT=2` in the daemon's
+    /// environment, or a test's configuration), so no user's container takes a format
+    /// that may still change, and no device reads one it may misunderstand.
+    public static let experimentalFormat = 2
+    public static var experimentalFormatEnabled: Bool {
+        ProcessInfo.processInfo.environment["UBIQFS_EXPERIMENTAL_FORMAT"] == String(experimentalFormat)
+    }
+
+    /// The formats a device reads: format 1, and format 2 where it is enabled.
+    public static func readableFormats(experimental: Bool) -> ClosedRange<Int> {
+        currentFormat ... (experimental ? experimentalFormat : currentFormat)
+    }
+
+    /// Small files' blocks share pack objects (format 2).
+    public var packsSmallFiles: Bool { format >= 2 }
     public static let defaultBlockSize: Int64 = 4 * 1024 * 1024
 
     public var format: Int
@@ -28,8 +46,8 @@ public struct ContainerInfo: Hashable, Sendable, Codable {
         }
     }
 
-    public init(id: String, blockSize: Int64 = Self.defaultBlockSize, created: Int64) {
-        self.format = Self.currentFormat
+    public init(id: String, format: Int = Self.currentFormat, blockSize: Int64 = Self.defaultBlockSize, created: Int64) {
+        self.format = format
         self.id = id
         self.blockSize = blockSize
         self.created = created

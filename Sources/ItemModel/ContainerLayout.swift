@@ -5,11 +5,19 @@ public enum ContainerLayout {
     public static let journalPrefix = "journal/"
     public static let blockPrefix = "blocks/"
     public static let checkpointPrefix = "checkpoints/"
+    public static let packPrefix = "packs/"
 
     /// 20 zero-padded digits, so lexicographic order (what stores list in) is numeric order.
     public static func journalKey(_ seq: UInt64) -> String { journalPrefix + padded(seq) }
     public static func checkpointKey(_ seq: UInt64) -> String { checkpointPrefix + padded(seq) }
     public static func blockKey(_ hash: String) -> String { blockPrefix + hash }
+    public static func packKey(_ pack: String) -> String { packPrefix + pack }
+
+    /// Where a block's bytes are: its own object, or a range of a pack.
+    public static func location(of block: BlockReference) -> (key: String, range: Range<Int64>?) {
+        guard let pack = block.pack, let offset = block.offset else { return (blockKey(block.hash), nil) }
+        return (packKey(pack), offset ..< offset + block.length)
+    }
 
     /// The sequence number of a journal or checkpoint key, or nil for anything else.
     public static func sequence(ofKey key: String, prefix: String) -> UInt64? {

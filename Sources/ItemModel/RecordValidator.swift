@@ -8,9 +8,10 @@ public enum RecordValidator {
     public static let maxSize: Int64 = 1 << 44
     public static let maxTargetLength = 4095
 
-    public static func validate(_ record: JournalRecord) throws(RecordError) {
-        guard record.format == JournalRecord.currentFormat else {
-            throw RecordError(code: .unsupportedFormat, message: "journal record format \(record.format) is not supported (this ubiqfs reads format \(JournalRecord.currentFormat)); upgrade ubiqfs")
+    /// `formats`: what this device reads (`ContainerInfo.readableFormats`).
+    public static func validate(_ record: JournalRecord, formats: ClosedRange<Int> = ContainerInfo.readableFormats(experimental: false)) throws(RecordError) {
+        guard formats.contains(record.format) else {
+            throw RecordError(code: .unsupportedFormat, message: "journal record format \(record.format) is not supported (this ubiqfs reads format \(formats.upperBound)); upgrade ubiqfs")
         }
     }
 

@@ -30,9 +30,9 @@ public struct S3Store: ContainerStore {
         var configuration = HTTPClient.Configuration()
         configuration.timeout = HTTPClient.Configuration.Timeout(connect: .seconds(10), read: .seconds(30))
         configuration.connectionPool.retryConnectionEstablishment = false
-        // Transfers overlap (up to `--transfers` at once, 32 by default): the client's
-        // default of 8 connections per host would queue the rest behind them.
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+        // Transfers overlap (up to `--transfers` at once each way, 64 by default): the
+        // client's default of 8 connections per host would queue the rest behind them.
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 160
         // A redirect (a bucket in another region) is an answer to report, not to follow:
         // the signature names the host it was made for.
         configuration.redirectConfiguration = .disallow

@@ -14,8 +14,9 @@ struct BlockFetcher: Sendable {
     /// `what` names the content in errors ("notes.txt (id)", "a version of notes.txt").
     /// `urgent`: a reader waits for this block (it goes before background transfers).
     func fetch(_ block: BlockReference, into fd: Int32, at offset: Int64, of what: String, urgent: Bool = false) async throws(SyncError) {
+        let (key, range) = ContainerLayout.location(of: block)
         let bytes = try await calls.transfer(gate, bytes: block.length, urgent: urgent, "cannot download \(what)") { store throws(StoreError) in
-            try await store.get(ContainerLayout.blockKey(block.hash))
+            try await store.get(key, range: range)
         }
         try await OffloadedWork.run { () throws(SyncError) in
             guard Int64(bytes.count) == block.length, ContentHasher.sha256Hex(bytes) == block.hash else {

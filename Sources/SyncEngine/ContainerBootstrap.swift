@@ -8,19 +8,22 @@ import MetadataStore
 /// Every store call is bounded by `timeout`: a hung store never holds a mount forever.
 public enum ContainerBootstrap {
     public static func open(
-        store: any ContainerStore, metadata: MetadataStore, deviceName: String, timeout: Duration = .seconds(60)
+        store: any ContainerStore, metadata: MetadataStore, deviceName: String, timeout: Duration = .seconds(60),
+        experimentalFormat: Bool = false
     ) async throws(SyncError) -> (ContainerInfo, DeviceIdentity) {
+        let formats = ContainerInfo.readableFormats(experimental: experimentalFormat)
         let info: ContainerInfo
         do {
-            info = try await readOrCreate(store, timeout: timeout)
+            info = try await readOrCreate(store, timeout: timeout, format: formats.upperBound)
         } catch where error.code == .unreachable {
             guard let known = try? metadata.setting(SettingKey.containerInfo).flatMap({ try? RecordCodec.decode(ContainerInfo.self, from: Array($0.utf8)) }) else {
                 throw error
             }
             info = known
         }
-        guard info.format == ContainerInfo.currentFormat else {
-            throw SyncError(code: .container, message: "the container has format \(info.format); this ubiqfs supports \(ContainerInfo.currentFormat)")
+        guard formats.contains(info.format) else {
+            let experimental = info.format == ContainerInfo.experimentalFormat ? " (format 2 is experimental: UBIQFS_EXPERIMENTAL_FORMAT=2)" : ""
+            throw SyncError(code: .container, message: "the container has format \(info.format); this ubiqfs supports \(ContainerInfo.currentFormat)\(experimental)")
         }
         guard info.blockSize >= 4096, info.blockSize <= 64 * 1024 * 1024 else {
             throw SyncError(code: .container, message: "the container's block size \(info.blockSize) is out of range")
@@ -51,7 +54,7 @@ public enum ContainerBootstrap {
         }
     }
 
-    private static func readOrCreate(_ store: any ContainerStore, timeout: Duration) async throws(SyncError) -> ContainerInfo {
+    private static func readOrCreate(_ store: any ContainerStore, timeout: Duration, format: Int) async throws(SyncError) -> ContainerInfo {
         for _ in 0..<3 {
             do {
                 let bytes = try await StoreDeadline.run(timeout) { () throws(StoreError) in try await store.get(ContainerLayout.infoKey) }
@@ -63,7 +66,7 @@ public enum ContainerBootstrap {
             } catch let error as SyncError {
                 throw error
             } catch let error as StoreError where error.code == .notFound {
-                let info = ContainerInfo(id: ItemID.random().rawValue, created: Timestamp.now())
+                let info = ContainerInfo(id: ItemID.random().rawValue, format: format, created: Timestamp.now())
                 do {
                     let bytes = try RecordCodec.encode(info)
                     if try await StoreDeadline.run(timeout, { () throws(StoreError) in try await store.putIfAbsent(ContainerLayout.infoKey, bytes) }) { return info }

@@ -19,6 +19,7 @@ struct ContentUploader: Sendable {
     let transfers: TransferTable
     let gate: TransferGate
     let uncertain = UncertainBlocks()
+    var reader: LocalContentReader { LocalContentReader(cache: cache, coordinator: coordinator) }
 
     /// A block this small is put without asking first whether the store has it: a put
     /// costs one round trip, as the question does, and a known block is simply rewritten
@@ -28,7 +29,20 @@ struct ContentUploader: Sendable {
 
     /// Uploads the content of these files, as many at once as the gate lets through; the
     /// manifest of each that did not change meanwhile. The first failure stops the rest.
+    /// In a format-2 container small files go into packs (`PackUploader`).
     func upload(_ rows: [ItemRow]) async throws(SyncError) -> [Inode: ContentUpload] {
+        guard info.packsSmallFiles else { return try await uploadEach(rows) }
+        // The cache file's size: the row's may lag behind writes still open.
+        let sized = rows.map { row in (row, cache.status(row.inode)?.size ?? row.size) }
+        let small = sized.filter { $0.1 <= PackUploader.smallFile }
+        let packer = PackUploader(calls: calls, cache: cache, reader: reader, activity: activity, gate: gate)
+        var uploads = try await packer.upload(small)
+        uploads.merge(try await uploadEach(sized.filter { $0.1 > PackUploader.smallFile }.map(\.0))) { _, new in new }
+        return uploads
+    }
+
+    /// Each file's blocks as objects of their own.
+    private func uploadEach(_ rows: [ItemRow]) async throws(SyncError) -> [Inode: ContentUpload] {
         var uploads: [Inode: ContentUpload] = [:]
         // Files open at once: enough to keep every transfer slot busy with small files.
         let width = gate.limits.transfers * 2
@@ -58,10 +72,7 @@ struct ContentUploader: Sendable {
         let ino = row.inode
         let name = row.itemName.description
         let generation = activity.writeGeneration(ino)
-        let fd: Int32
-        do { fd = try cache.open(ino, writable: false) } catch {
-            throw SyncError(code: .cache, message: "cannot read local content of \(name)", cause: error)
-        }
+        let fd = try reader.open(ino, name: name)
         defer { close(fd) }
         transfers.begin(ino, .upload, total: cache.status(fd: fd)?.size ?? 0)
         var failure: String? = "upload interrupted"
@@ -89,7 +100,7 @@ struct ContentUploader: Sendable {
                     let wanted = info.writtenBlockLength(index: blocks.count)
                     let ticket = try await gate.admit(bytes: Int64(wanted))
                     let bytes: [UInt8]
-                    do { bytes = try await readBlock(ino, fd: fd, count: wanted, at: offset, name: name) } catch {
+                    do { bytes = try await reader.read(ino, fd: fd, count: wanted, at: offset, name: name) } catch {
                         ticket.finish(completed: false)
                         throw error
                     }
@@ -115,42 +126,25 @@ struct ContentUploader: Sendable {
         return (blocks.compactMap { $0 }, offset)
     }
 
-    /// One block's bytes, read under a shared lease so a single write is never split.
-    private func readBlock(_ ino: Inode, fd: Int32, count: Int, at offset: Int64, name: String) async throws(SyncError) -> [UInt8] {
-        let leases: LeaseSet
-        do {
-            leases = try await coordinator.acquire([LeaseRequest(ino, .shared)], owner: "sync: upload")
-        } catch {
-            throw SyncError(code: .cancelled, message: "cancelled while uploading", cause: error)
-        }
-        defer { leases.release() }
-        do {
-            return try await OffloadedWork.run { () throws(SystemError) in try Syscall.readFully(fd: fd, count: count, at: offset) }
-        } catch {
-            throw SyncError(code: .cache, message: "cannot read local content of \(name)", cause: error)
-        }
-    }
-
     /// Hashes the block and puts it (a large one unless the store has it already), in the
     /// turn `ticket` was given.
     private func storeBlock(_ bytes: [UInt8], name: String, ticket: TransferGate.Ticket) async throws(SyncError) -> BlockReference {
         do throws(SyncError) {
             let hash = await OffloadedWork.run { ContentHasher.sha256Hex(bytes) }
             let key = ContainerLayout.blockKey(hash)
-            try await ticket.pace()
             let askFirst = bytes.count > Self.blindPutLimit || uncertain.contains(hash)
-            do {
-                try await calls.store("cannot upload \(name)") { store throws(StoreError) in
-                    if try await askFirst ? !store.exists(key) : true {
-                        try await store.put(key, bytes)
-                    }
+            let stored = askFirst ? try await calls.store("cannot upload \(name)") { store throws(StoreError) in try await store.exists(key) } : false
+            if !stored {
+                try await ticket.pace(Int64(bytes.count))
+                do {
+                    try await calls.store("cannot upload \(name)") { store throws(StoreError) in try await store.put(key, bytes) }
+                } catch {
+                    uncertain.insert(hash)
+                    throw error
                 }
-            } catch {
-                uncertain.insert(hash)
-                throw error
             }
             if askFirst { uncertain.remove(hash) }
-            ticket.finish(completed: true)
+            ticket.finish(completed: true, moved: stored ? 0 : Int64(bytes.count))
             return BlockReference(hash: hash, length: Int64(bytes.count))
         } catch {
             ticket.finish(completed: false)

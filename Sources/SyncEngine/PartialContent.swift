@@ -15,7 +15,7 @@ public final class PartialContent: Sendable {
     let offsets: [Int64]
     public let size: Int64
     /// Read-write, of the cache file this fill writes; closed with the fill.
-    let fd: Int32
+    public let fd: Int32
     private let present: Mutex<[Bool]>
 
     init(ino: Inode, generation: Int64, blocks: [BlockReference], fd: Int32, bitmap: [UInt8]) {

@@ -21,17 +21,22 @@ public final class PartialFiles: Sendable {
     }
 
     /// The fill of a placeholder or partial file (started, or taken up where the database
-    /// says it was); nil for a local file, an empty one, or anything but a file.
+    /// says it was); nil for a local file, an empty one, or anything but a file. Two
+    /// callers that read the row as a placeholder at once (a reader's open and a download,
+    /// both under shared leases) get the same fill: the second never starts another one,
+    /// which would put a new cache file under the first one's reader.
     public func fill(for row: ItemRow) throws(SyncError) -> PartialContent? {
         guard row.itemKind == .file, row.contentState != .local, row.size > 0, !row.deleted else { return nil }
         let ino = row.inode
         return try current.withLock { (current) throws(SyncError) -> PartialContent in
+            // The fill in memory is the item's while it is there (evicts, new content and
+            // completion forget it), whatever the row read before it began says.
+            if let known = current[ino], known.blocks == row.blockList { return known }
             let saved: FetchedBlocks.Fill?
             do { saved = try metadata.read { db in try FetchedBlocks.fill(of: ino, db) } } catch {
                 throw SyncError(code: .metadata, message: "cannot read the fetched blocks of \(row.itemName)", cause: error)
             }
             if row.contentState == .partial, let saved {
-                if let known = current[ino], known.generation == saved.generation, known.blocks == row.blockList { return known }
                 if let resumed = resume(row, saved) {
                     current[ino] = resumed
                     return resumed

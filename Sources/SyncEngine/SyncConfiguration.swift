@@ -1,11 +1,13 @@
+import ItemModel
+
 /// Timing and batching of the sync engine; tests shorten the intervals.
 public struct SyncConfiguration: Sendable {
     /// How often the journal is checked for other devices' commits.
     public var pollInterval: Duration = .seconds(2)
     /// Store transfers at once in each direction (blocks of any files; `--transfers`):
-    /// over a far store, what overlaps is what goes fast (32 small files at 50 ms of
-    /// round trip are 640 a second). `TransferGate` lowers it while the store throttles.
-    public var transfers = 32
+    /// over a far store, what overlaps is what goes fast (64 small files at 50 ms of
+    /// round trip are 1,280 a second). `TransferGate` lowers it while the store throttles.
+    public var transfers = 64
     /// The bytes those transfers may hold in memory at once, per direction (a block is up
     /// to 4 MiB: 16 of them).
     public var transferBytesInFlight: Int64 = 64 << 20
@@ -35,6 +37,9 @@ public struct SyncConfiguration: Sendable {
     /// A read-only mount: other devices' changes are applied, nothing is ever pushed (a
     /// change left pending by an earlier read-write mount waits for the next one).
     public var readOnly = false
+    /// Format 2 (experimental): read, and used for a container this device creates.
+    public var experimentalFormat = ContainerInfo.experimentalFormatEnabled
+    var readableFormats: ClosedRange<Int> { ContainerInfo.readableFormats(experimental: experimentalFormat) }
 
     public init() {}
 }

@@ -26,7 +26,7 @@ extension SyncEngine {
             var record = JournalRecord(device: "", deviceName: "", commit: "", time: 0, ops: [])
             do {
                 let decoded = try RecordCodec.decode(JournalRecord.self, from: bytes)
-                try RecordValidator.validate(decoded)
+                try RecordValidator.validate(decoded, formats: configuration.readableFormats)
                 record = decoded
             } catch let error where error.code == .unsupportedFormat {
                 throw SyncError(code: .container, message: "journal record \(seq): \(error.message)")
@@ -189,8 +189,9 @@ extension SyncEngine {
         guard let key = keys.last, ContainerLayout.sequence(ofKey: key, prefix: ContainerLayout.checkpointPrefix) != nil else { return }
         let bytes = try await calls.store("cannot read \(key)") { store throws(StoreError) in try await store.get(key) }
         // Decoding and ordering 100k items takes a while: off the cooperative pool.
+        let formats = configuration.readableFormats
         let loaded = await OffloadedWork.run { () -> (seq: UInt64, items: [ItemSnapshot])? in
-            guard let checkpoint = try? RecordCodec.decode(Checkpoint.self, from: bytes), checkpoint.format == Checkpoint.currentFormat,
+            guard let checkpoint = try? RecordCodec.decode(Checkpoint.self, from: bytes), formats.contains(checkpoint.format),
                   ContainerLayout.checkpointKey(checkpoint.seq) == key, checkpoint.seq < UInt64(Int64.max)
             else { return nil }
             // Parents before children, so every upsert finds its folder.

@@ -35,10 +35,11 @@ extension SyncEngine {
         }
         guard !plan.entries.isEmpty else { return .idle }
         let seq = lastSeq + 1
-        let record = JournalRecord(
+        var record = JournalRecord(
             device: device.id, deviceName: device.name, commit: ItemID.random().rawValue, time: Timestamp.now(),
             ops: plan.operations
         )
+        record.format = info.format
         let bytes: [UInt8]
         do { bytes = try RecordCodec.encode(record) } catch {
             throw SyncError(code: .store, message: "cannot encode journal \(seq)", cause: error)
@@ -212,7 +213,9 @@ extension SyncEngine {
     func writeCheckpoint(_ seq: UInt64) async {
         do {
             let items = try await metadata.read { db in try BaseSnapshots.all(db) }
-            let bytes = try await OffloadedWork.run { () throws in try RecordCodec.encode(Checkpoint(seq: seq, items: items)) }
+            var checkpoint = Checkpoint(seq: seq, items: items)
+            checkpoint.format = info.format
+            let bytes = try await OffloadedWork.run { [checkpoint] () throws in try RecordCodec.encode(checkpoint) }
             _ = try await store.putIfAbsent(ContainerLayout.checkpointKey(seq), bytes)
             logger.info("wrote checkpoint \(seq) with \(items.count) items")
         } catch {

@@ -78,15 +78,19 @@ public final class TransferGate: Sendable {
         state = Mutex(State(limit: limits.transfers, seenThrottles: congestion?.count ?? 0))
     }
 
-    /// A transfer `admit` let in: it must `finish` once, done or failed.
+    /// A transfer `admit` let in: it must `finish` once, done or failed. `bytes` is what
+    /// was admitted (an upper bound, held in memory); the transfer may move fewer.
     struct Ticket: Sendable {
         let gate: TransferGate
         let bytes: Int64
 
-        /// Waits for the transfer's turn under the bandwidth limit.
-        func pace() async throws(SyncError) { try await gate.pace(bytes) }
+        /// Waits for the transfer's turn under the bandwidth limit, for the bytes it moves.
+        func pace(_ moved: Int64? = nil) async throws(SyncError) { try await gate.pace(moved ?? bytes) }
 
-        func finish(completed: Bool) { gate.release(bytes, completed: completed) }
+        /// `moved`: the bytes it carried, if it completed (the admitted bytes by default).
+        func finish(completed: Bool, moved: Int64? = nil) {
+            gate.release(bytes, moved: completed ? moved ?? bytes : nil)
+        }
     }
 
     /// Waits until a transfer of about `bytes` bytes may start (before its bytes are read
@@ -187,16 +191,17 @@ public final class TransferGate: Sendable {
         }
     }
 
-    fileprivate func release(_ bytes: Int64, completed: Bool) {
+    /// Ends a transfer admitted for `bytes`; `moved` is what it carried if it completed.
+    fileprivate func release(_ bytes: Int64, moved: Int64?) {
         let now = ContinuousClock.now
         let throttles = congestion?.count ?? 0
         let admitted = state.withLock { state -> [Waiter] in
             state.running -= 1
             state.runningBytes -= bytes
-            if completed {
+            if let moved {
                 state.done += 1
-                state.doneBytes += bytes
-                state.recent.append((now, bytes))
+                state.doneBytes += moved
+                state.recent.append((now, moved))
                 if state.recent.count > 4096 { state.recent.removeFirst(state.recent.count - 4096) }
             }
             adapt(&state, throttles: throttles, now: now)

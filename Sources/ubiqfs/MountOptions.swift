@@ -24,7 +24,7 @@ struct MountOptions: ParsableArguments {
     @Option(help: "How many days earlier versions of files stay listed and restorable (`ubiqfs versions`); the newest always does. Default: 30")
     var keepVersions: Double?
 
-    @Option(help: "Store transfers at once in each direction (blocks of any files); more hide a far store's round trip, fewer spare a slow link. Lowered by itself while the store throttles (S3 SlowDown). 1 to 256. Default: 32")
+    @Option(help: "Store transfers at once in each direction (blocks of any files); more hide a far store's round trip, fewer spare a slow link. Lowered by itself while the store throttles (S3 SlowDown). 1 to 256. Default: 64")
     var transfers: Int?
 
     @Option(help: "Bandwidth limit per second, as rclone writes it: RATE for uploads and downloads, or UP:DOWN; each a size (512K, 10M, 1.5G) or off. Default: off")

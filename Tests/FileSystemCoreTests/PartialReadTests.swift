@@ -37,6 +37,31 @@ import Testing
         return try await device.core.read(handle: handle, size: size, offset: offset)
     }
 
+    /// A reader's open and a download (a pin, a folder's readahead) both read the row as a
+    /// placeholder, under shared leases, before either starts its fill: they share one
+    /// fill, and the reader reads the blocks it fetched, never the holes of another file.
+    @Test func twoCallersThatSawAPlaceholderShareOneFill() async throws {
+        let bytes = Self.content(300 << 10, seed: 3)
+        let (a, b) = try await devices(["doc.bin": bytes], store: InMemoryStore())
+        let ino = try #require(b.inode("doc.bin"))
+        let stale = try #require(try await b.metadata.read { db in try ItemRow.find(ino: ino, db) })
+        #expect(stale.contentState == .placeholder)
+        let first = try #require(try b.engine.downloads.partials.fill(for: stale))
+        // The second caller read the row before the first fill began.
+        let second = try #require(try b.engine.downloads.partials.fill(for: stale))
+        #expect(first.generation == second.generation)
+        // A reader opened now, while a download of the whole file runs.
+        let handle = try await b.open(ino, flags: O_RDONLY)
+        defer { b.core.release(handle: handle) }
+        async let downloaded: Void = b.engine.downloads.materialize(ino)
+        let read = try await b.core.read(handle: handle, size: bytes.count, offset: 0)
+        try await downloaded
+        #expect(read == bytes)
+        #expect(try await b.core.read(handle: handle, size: bytes.count, offset: 0) == bytes)
+        await a.shutdown()
+        await b.shutdown()
+    }
+
     /// What `file` and thumbnailers do: the first 64 KiB of many large placeholders fetch
     /// their first block each, a small fraction of the bytes.
     @Test func headsOfManyPlaceholdersFetchAFraction() async throws {

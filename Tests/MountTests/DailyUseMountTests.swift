@@ -124,13 +124,24 @@ import Testing
             store = \(fixture.store)
             device = desk
             cache-size = 1G
+            transfers = 8
+            bwlimit = 10M:off
             EOF
             trap "\(bin) unmount work 2>/dev/null || fusermount3 -uz \(root)/work-mnt 2>/dev/null || true" EXIT
+            # Transfer options are checked before anything is mounted.
+            fails \(bin) mount work --bwlimit fast 2> err
+            grep -q "invalid --bwlimit 'fast'" err
+            fails \(bin) mount work --transfers 0 2> err
+            grep -q "invalid --transfers 0" err
+            fails grep -q " \(root)/work-mnt " /proc/mounts
             \(bin) mount work
             echo x > \(root)/work-mnt/f
             \(bin) sync work --wait
             \(bin) status work | grep -q "pending uploads: 0"
             \(bin) status work | grep -q "device:          desk"
+            # The profile's transfer count reached the daemon; the status counts what went.
+            test "$(\(bin) status work --json | grep -c '"limit" : 8')" = 2
+            \(bin) status work | grep -q "uploads:         0 in flight (0 B), 0 queued, 1 done"
             # Its own state dir by default, under the profile's name.
             test -f \(root)/state/ubiqfs/work/state.db
             \(bin) unmount work

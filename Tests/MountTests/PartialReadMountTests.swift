@@ -61,7 +61,8 @@ import Testing
             head -c 67108864 /dev/urandom > big.bin && cp big.bin \(a)/big.bin
             \(bin) sync \(a) --wait
             """)
-        let b = try await fixture.mount("b", extra: ["--store-faults", "latency=1s,blocks"])
+        // Two block fetches at once, each a second: the download takes about ten seconds.
+        let b = try await fixture.mount("b", extra: ["--store-faults", "latency=1s,blocks", "--transfers", "2"])
         let state = fixture.root + "/b.state"
         try await fixture.sh("""
             \(bin) download \(b)/big.bin > download.out 2>&1 &

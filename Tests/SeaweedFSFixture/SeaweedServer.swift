@@ -128,8 +128,19 @@ public final class SeaweedServer: @unchecked Sendable {
     public func store(bucket: String = "ubiqfs-tests", prefix: String = "", container: String) async throws -> S3Store {
         let settings = try S3Settings.resolve(S3Location(bucket: bucket, prefix: prefix), environment: environment)
         let store = try S3Store(settings: settings, container: container)
-        try await store.createBucket()
-        return store
+        // Just started, `weed mini` may answer S3 before its filer is ready, and then says
+        // the bucket it is asked to create does not exist: ask again for a while.
+        var attempts = 0
+        while true {
+            attempts += 1
+            do {
+                try await store.createBucket()
+                return store
+            } catch {
+                guard error.code == .configuration, attempts < 20 else { throw error }
+            }
+            try await Task.sleep(for: .milliseconds(500))
+        }
     }
 
     /// S3 answers (any HTTP status) within 30 s, and the process is still there.

@@ -2,6 +2,7 @@ import ContainerStore
 import DeviceFixture
 import Foundation
 import ItemModel
+import MetadataStore
 @testable import SyncEngine
 import Synchronization
 import Testing
@@ -27,7 +28,7 @@ import Testing
         func resetPeak() { counts.withLock { $0.peak = 0 } }
 
         private func far<T>(_ key: String, _ count: WritableKeyPath<Counts, Int>?, _ body: () async throws(StoreError) -> T) async throws(StoreError) -> T {
-            let block = key.hasPrefix(ContainerLayout.blockPrefix)
+            let block = key.hasPrefix(ContainerLayout.blockPrefix) || key.hasPrefix(ContainerLayout.packPrefix)
             counts.withLock { counts in
                 guard block, let count else { return }
                 counts[keyPath: count] += 1
@@ -85,6 +86,60 @@ import Testing
         for index in 0..<80 { #expect(try await b.read("src/file\(index).txt") == "content of file \(index)\n") }
         await a.shutdown()
         await b.shutdown()
+    }
+
+    @Test func smallFilesOpenedOneAfterAnotherAreFetchedAheadAndASingleOpenFetchesOnlyItself() async throws {
+        let store = FarStore()
+        let a = try await TestDevice(store: store, name: "a")
+        try a.mkdir("notes")
+        for index in 0..<40 { try await a.write("notes/n\(String(format: "%02d", index)).txt", "note \(index)\n") }
+        try a.mkdir("other")
+        for index in 0..<10 { try await a.write("other/o\(index).txt", "other \(index)\n") }
+        try await a.sync()
+        let b = try await TestDevice(store: store, name: "b")
+
+        // One open alone is a header read: nothing else comes.
+        #expect(try await b.read("other/o3.txt") == "other 3\n")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await Self.state(b, "other/o4.txt") == .placeholder)
+
+        // Two in a row through a folder: the next ones are fetched without being read.
+        #expect(try await b.read("notes/n00.txt") == "note 0\n")
+        #expect(try await b.read("notes/n01.txt") == "note 1\n")
+        #expect(try await b.waitUntilLocal("notes/n05.txt"))
+        #expect(try await b.waitUntilLocal("notes/n08.txt"))
+        // Reading on keeps the window ahead of the reader, and every byte is right.
+        for index in 2..<40 {
+            #expect(try await b.read("notes/n\(String(format: "%02d", index)).txt") == "note \(index)\n")
+        }
+        #expect(try await Self.state(b, "other/o5.txt") == .placeholder)
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    @Test func aThrottlingStoreLowersTheTransfersAtOnceAndNothingIsLost() async throws {
+        let store = InMemoryStore()
+        let link = FaultyStore(store, faults: StoreFaults())
+        let a = try await TestDevice(store: link, name: "a")
+        link.faults = try StoreFaults(parsing: "throttle=0.3,seed=5")
+        for index in 0..<60 { try await a.write("f\(index)", "file \(index)") }
+        try await a.sync()
+        let uploads = a.engine.gates.upload.snapshot
+        #expect(uploads.throttled > 0)
+        #expect(uploads.limit < SyncConfiguration().transfers, "\(uploads)")
+        #expect(uploads.done == 60 && uploads.running == 0)
+        let status = await a.engine.status()
+        #expect(status.uploads?.done == 60 && status.pendingFiles == 0)
+        link.faults = StoreFaults()
+        let b = try await TestDevice(store: store, name: "b")
+        for index in 0..<60 { #expect(try await b.read("f\(index)") == "file \(index)") }
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    static func state(_ device: TestDevice, _ path: String) async throws -> ContentState? {
+        let ino = try #require(device.inode(path))
+        return try await device.metadata.read { db in try ItemRow.find(ino: ino, db) }?.contentState
     }
 
     @Test func aLargeBlockIsCheckedFirstSoKnownContentIsNotSentAgain() async throws {

@@ -1,0 +1,40 @@
+import ContentCache
+import FileCoordinator
+import Glibc
+import Inodes
+import ItemModel
+
+/// How an upload reads a file's local content: from its cache file, each read under a
+/// short shared lease (a program's single write is never split), off the cooperative pool.
+struct LocalContentReader: Sendable {
+    let cache: ContentCache
+    let coordinator: FileCoordinator
+
+    /// The cache file, read-only; the caller closes it.
+    func open(_ ino: Inode, name: String) throws(SyncError) -> Int32 {
+        do { return try cache.open(ino, writable: false) } catch {
+            throw SyncError(code: .cache, message: "cannot read local content of \(name)", cause: error)
+        }
+    }
+
+    /// Up to `count` bytes at `offset`; with `sync`, the file is fsynced after the read
+    /// (under the same lease), so what a commit then marks clean survives a power loss.
+    func read(_ ino: Inode, fd: Int32, count: Int, at offset: Int64, name: String, sync: Bool = false) async throws(SyncError) -> [UInt8] {
+        let leases: LeaseSet
+        do {
+            leases = try await coordinator.acquire([LeaseRequest(ino, .shared)], owner: "sync: upload")
+        } catch {
+            throw SyncError(code: .cancelled, message: "cancelled while uploading", cause: error)
+        }
+        defer { leases.release() }
+        do {
+            return try await OffloadedWork.run { () throws(SystemError) in
+                let bytes = try Syscall.readFully(fd: fd, count: count, at: offset)
+                if sync { try Syscall.check("fsync") { fsync(fd) } }
+                return bytes
+            }
+        } catch {
+            throw SyncError(code: .cache, message: "cannot read local content of \(name)", cause: error)
+        }
+    }
+}

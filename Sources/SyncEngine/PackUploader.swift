@@ -1,0 +1,110 @@
+import ContainerStore
+import ContentCache
+import Glibc
+import Inodes
+import ItemModel
+import MetadataStore
+
+/// Uploads small files (one leading block, 256 KiB at most) of a format-2 container
+/// together: their bytes are packed into objects of up to `packLimit`, one `PUT` each,
+/// and each file's manifest names its place in its pack. Over a far store, a thousand
+/// small files then cost a few round trips instead of a thousand. A pack is admitted by
+/// the upload gate before it is filled, so the gate bounds the packs in memory.
+struct PackUploader: Sendable {
+    let calls: SyncCalls
+    let cache: ContentCache
+    let reader: LocalContentReader
+    let activity: any LocalActivity
+    let gate: TransferGate
+
+    static let packLimit = 8 << 20
+    /// Files up to this size are packed: one leading block (`ContainerInfo`).
+    static let smallFile = ContainerInfo.leadingBlockSize
+
+    /// A small file's content, read whole, and what the commit needs of it.
+    private struct SmallFile {
+        var ino: Inode
+        var bytes: [UInt8]
+        var mtime: Int64
+        var generation: UInt64
+    }
+
+    /// The manifests of the files that did not change while being read. The first
+    /// failure stops the rest (a pack that landed before it is left unnamed).
+    /// `files`: the rows and their content's size now.
+    func upload(_ files: [(ItemRow, Int64)]) async throws(SyncError) -> [Inode: ContentUpload] {
+        var uploads: [Inode: ContentUpload] = [:]
+        var pending = files[...]
+        do {
+            try await withThrowingTaskGroup(of: [Inode: ContentUpload].self) { group in
+                while !pending.isEmpty {
+                    let ticket = try await gate.admit(bytes: Int64(Self.packLimit))
+                    var batch: [SmallFile] = []
+                    var size = 0
+                    do {
+                        while let (row, rowSize) = pending.first, size + Int(rowSize) <= Self.packLimit || batch.isEmpty {
+                            pending.removeFirst()
+                            guard let file = try await read(row) else { continue }
+                            batch.append(file)
+                            size += file.bytes.count
+                        }
+                    } catch {
+                        ticket.finish(completed: false)
+                        throw error
+                    }
+                    let packed = batch
+                    group.addTask { try await store(packed, ticket: ticket) }
+                }
+                while let done = try await group.next() { uploads.merge(done) { _, new in new } }
+            }
+        } catch {
+            throw SyncError.wrap(error, "cannot upload local changes")
+        }
+        return uploads
+    }
+
+    /// Puts one pack (none for empty files alone) and returns each file's manifest.
+    private func store(_ files: [SmallFile], ticket: TransferGate.Ticket) async throws(SyncError) -> [Inode: ContentUpload] {
+        do throws(SyncError) {
+            let pack = ItemID.random().rawValue
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(files.reduce(0) { $0 + $1.bytes.count })
+            var uploads: [Inode: ContentUpload] = [:]
+            for file in files {
+                var blocks: [BlockReference] = []
+                if !file.bytes.isEmpty {
+                    let hash = await OffloadedWork.run { ContentHasher.sha256Hex(file.bytes) }
+                    blocks = [BlockReference(hash: hash, length: Int64(file.bytes.count), pack: pack, offset: Int64(bytes.count))]
+                    bytes += file.bytes
+                }
+                uploads[file.ino] = ContentUpload(blocks: blocks, size: Int64(file.bytes.count), mtime: file.mtime, writeGeneration: file.generation)
+            }
+            if !bytes.isEmpty {
+                try await ticket.pace(Int64(bytes.count))
+                let packed = bytes
+                try await calls.store("cannot upload a pack of \(files.count) small files") { store throws(StoreError) in
+                    try await store.put(ContainerLayout.packKey(pack), packed)
+                }
+            }
+            ticket.finish(completed: !bytes.isEmpty, moved: Int64(bytes.count))
+            return uploads
+        } catch {
+            ticket.finish(completed: false)
+            throw error
+        }
+    }
+
+    /// The file's whole content, read under a shared lease and made durable (what a commit
+    /// marks clean must survive a power loss); nil if it was written meanwhile or is no
+    /// longer small (the next push takes it as it is then).
+    private func read(_ row: ItemRow) async throws(SyncError) -> SmallFile? {
+        let ino = row.inode
+        let name = row.itemName.description
+        let generation = activity.writeGeneration(ino)
+        let fd = try reader.open(ino, name: name)
+        defer { close(fd) }
+        let bytes = try await reader.read(ino, fd: fd, count: Int(Self.smallFile) + 1, at: 0, name: name, sync: true)
+        guard bytes.count <= Self.smallFile, activity.writeGeneration(ino) == generation, let status = cache.status(fd: fd) else { return nil }
+        return SmallFile(ino: ino, bytes: bytes, mtime: status.mtime, generation: generation)
+    }
+}
