@@ -378,6 +378,15 @@ class DelayProxy:
         await sender
 
     def stop(self):
+        """Closes the listener and every connection's tasks, then the loop."""
+        import asyncio
+        async def shutdown():
+            self.server.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        asyncio.run_coroutine_threadsafe(shutdown(), self.loop).result(timeout=10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=5)
 
@@ -567,12 +576,16 @@ class RcloneS3FarLimited(RcloneS3Far):
 
 
 
-def write_file(path, size, fsync=False, chunk=MiB):
+def write_file(path, size, fsync=False, chunk=MiB, unique=False):
+    """`size` bytes in writes of `chunk`: one random chunk over and over, or with `unique`
+    a new one each time (content a store cannot deduplicate, as most real files are)."""
     block = os.urandom(chunk)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         left = size
         while left > 0:
+            if unique:
+                block = os.urandom(chunk)
             left -= os.write(fd, block[:min(left, chunk)])
         if fsync:
             os.fsync(fd)
@@ -901,7 +914,7 @@ class Bench:
                 return  # packs change nothing for large files
             path = t.dir / f"far-large-{run}.bin"
             def upload():
-                write_file(path, size)
+                write_file(path, size, unique=True)
                 t.wait_in_store([path])
             rate = size / MiB / timed(upload)
             self.record("far_upload", t, rate)

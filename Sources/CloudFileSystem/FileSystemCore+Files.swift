@@ -51,6 +51,9 @@ extension FileSystemCore {
             case .file: break
             }
             guard let opened = try openFile(row, flags: flags) else { return nil }
+            if flags & O_ACCMODE == O_RDONLY, row.size > 0, row.size <= FolderReadahead.smallFile, let parent = row.parent {
+                readAheadInFolder(parent)
+            }
             return OpenedFile(handle: opened.handle, keepCache: opened.keepCache, directIO: isDirect(handle: opened.handle))
         }
     }
@@ -114,23 +117,20 @@ extension FileSystemCore {
             ino: row.inode, fd: fd, writable: writable, append: flags & O_APPEND != 0, directIO: directIO,
             bypassesPageCache: directIO || (writable && flags & OpenFlags.direct != 0), partial: partial, readahead: Readahead()
         )
-        if !writable, row.contentState == .placeholder, row.size > 0, row.size <= FolderReadahead.smallFile, let parent = row.parent {
-            readAheadInFolder(parent, after: row.itemName)
-        }
         return handles.open(file, wroteOnOpen: false, created: false)
     }
 
     /// The next small placeholders of the folder, fetched many at once in the background
     /// when `FolderReadahead` sees a run of opens through it.
-    private func readAheadInFolder(_ parent: Inode, after name: ByteString) {
-        guard let want = folderReadahead.noteOpen(parent: parent, name: name) else { return }
+    private func readAheadInFolder(_ parent: Inode) {
+        guard let want = folderReadahead.noteOpen(parent: parent) else { return }
         let (metadata, downloads, readahead, logger) = (metadata, downloads, folderReadahead, logger)
         Task {
             do {
                 let next = try await metadata.read { db in
                     try ItemRow.smallPlaceholders(in: parent, after: want.after, maxSize: FolderReadahead.smallFile, limit: want.count, db)
                 }
-                readahead.noteFetched(parent: parent, through: next.last?.name, short: want.count - next.count)
+                readahead.noteFetched(parent: parent, from: want.after, through: next.last?.name, short: want.count - next.count)
                 downloads.prefetch(next.map(\.ino))
             } catch {
                 logger.warning("cannot read ahead in folder \(parent): \(error)")

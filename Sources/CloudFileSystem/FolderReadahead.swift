@@ -3,21 +3,25 @@ import ItemModel
 import Synchronization
 
 /// Readahead across the small files of a folder: a program that opens them one after
-/// another in name order (`cat *`, `cp -r`, `grep -r`, an indexer) would wait a store
-/// round trip per file; once two opens in a row go forward through a folder's small
-/// placeholders, the next ones are fetched many at once, a window that doubles while the
-/// run goes on (8 up to 128 files). A seek elsewhere, or a pause, starts over. Small
-/// means one leading block (256 KiB): such a file is fetched whole by any read anyway.
+/// another (`cat *`, `cp -r`, `grep -r`, `tar`, an indexer) would wait a store round trip
+/// per file. Once two small files of a folder are opened for reading within 5 s of each
+/// other (in any order: globs sort by name, `find` and `tar` go in directory order), the
+/// folder's small placeholders are fetched many at once, in name order: 8, then twice as
+/// many each time the reader has opened half as many files as were fetched, up to 128 at
+/// a time. A pause of 5 s starts over. Small means one leading block (256 KiB): such a
+/// file is fetched whole by any read anyway.
 final class FolderReadahead: Sendable {
     /// Where a run of opens through one folder stands.
     private struct Run {
-        var last: ByteString
         var at: ContinuousClock.Instant
         var opens = 1
-        /// The last name fetched ahead, and how many fetched files are still ahead.
+        /// The last name fetched ahead (nil: from the start), and the files fetched that
+        /// the reader has not opened yet (as far as it knows).
         var fetchedThrough: ByteString?
         var ahead = 0
         var window = FolderReadahead.firstWindow
+        /// No placeholder was left to fetch.
+        var exhausted = false
     }
 
     static let firstWindow = 8
@@ -26,23 +30,22 @@ final class FolderReadahead: Sendable {
     private static let pause: Duration = .seconds(5)
     private let runs = Mutex<[Inode: Run]>([:])
 
-    /// Notes the open of a small placeholder; the files to fetch ahead now, as "up to
-    /// `count` after `after`", or nil.
-    func noteOpen(parent: Inode, name: ByteString) -> (after: ByteString, count: Int)? {
+    /// Notes the open for reading of a small file of `parent`; the files to fetch ahead
+    /// now, as "up to `count` small placeholders after `after` (nil: from the start)".
+    func noteOpen(parent: Inode) -> (after: ByteString?, count: Int)? {
         let now = ContinuousClock.now
         return runs.withLock { runs in
-            guard var run = runs[parent], now - run.at < Self.pause, name > run.last else {
+            guard var run = runs[parent], now - run.at < Self.pause else {
                 if runs.count >= 64 { runs = runs.filter { now - $0.value.at < Self.pause } }
-                runs[parent] = Run(last: name, at: now)
+                runs[parent] = Run(at: now)
                 return nil
             }
             run.opens += 1
-            run.ahead = run.fetchedThrough.map { name < $0 ? max(0, run.ahead - 1) : 0 } ?? max(0, run.ahead - 1)
-            (run.last, run.at) = (name, now)
-            var want: (after: ByteString, count: Int)?
-            if run.ahead < run.window / 2 {
-                let from = run.fetchedThrough.map { $0 > name ? $0 : name } ?? name
-                want = (from, run.window)
+            run.at = now
+            run.ahead = max(0, run.ahead - 1)
+            var want: (after: ByteString?, count: Int)?
+            if !run.exhausted && run.ahead < run.window / 2 {
+                want = (run.fetchedThrough, run.window)
                 // Counted as ahead at once, so the next open does not ask for them again.
                 run.ahead += run.window
                 run.window = min(run.window * 2, Self.largestWindow)
@@ -53,12 +56,20 @@ final class FolderReadahead: Sendable {
     }
 
     /// What a fetch ahead found: the last name (nil if none), and how many fewer files
-    /// than asked for there were.
-    func noteFetched(parent: Inode, through: ByteString?, short: Int) {
+    /// than asked for there were. Past the last name it starts from the first again
+    /// (files opened out of name order leave placeholders behind the cursor), and stops
+    /// once a pass from the first finds nothing.
+    func noteFetched(parent: Inode, from after: ByteString?, through: ByteString?, short: Int) {
         runs.withLock { runs in
             guard var run = runs[parent] else { return }
-            if let through, run.fetchedThrough.map({ through > $0 }) ?? true { run.fetchedThrough = through }
             run.ahead = max(0, run.ahead - short)
+            if let through {
+                run.fetchedThrough = through
+            } else {
+                run.exhausted = after == nil
+                run.fetchedThrough = nil
+            }
+            if short > 0 && through != nil { run.fetchedThrough = nil }
             runs[parent] = run
         }
     }

@@ -87,15 +87,15 @@ extension ItemRow {
     }
 
     /// Placeholders of at most `maxSize` bytes (and not empty) in a folder whose names sort
-    /// after `name`, in name order, with their names: what a program going through the
-    /// folder's small files one by one will open next.
-    public static func smallPlaceholders(in parent: Inode, after name: ByteString, maxSize: Int64, limit: Int, _ db: Database) throws -> [(ino: Inode, name: ByteString)] {
+    /// after `name` (nil: all), in name order, with their names: what a program going
+    /// through the folder's small files one by one will open next.
+    public static func smallPlaceholders(in parent: Inode, after name: ByteString?, maxSize: Int64, limit: Int, _ db: Database) throws -> [(ino: Inode, name: ByteString)] {
         try Row.fetchAll(
             db, sql: """
                 SELECT ino, name FROM item WHERE parent = ? AND name > ? AND deleted = 0 AND kind = ? AND content = ?
                 AND size > 0 AND size <= ? ORDER BY name LIMIT ?
                 """,
-            arguments: [parent, Data(name.bytes), ItemKind.file.rawValue, ContentState.placeholder.rawValue, maxSize, limit]
+            arguments: [parent, Data(name?.bytes ?? []), ItemKind.file.rawValue, ContentState.placeholder.rawValue, maxSize, limit]
         ).map { row in (row["ino"], ByteString(Array(row["name"] as Data))) }
     }
 

@@ -12,21 +12,28 @@ struct BlockFetcher: Sendable {
     let gate: TransferGate
 
     /// `what` names the content in errors ("notes.txt (id)", "a version of notes.txt").
-    /// `urgent`: a reader waits for this block (it goes before background transfers).
+    /// `urgent`: a reader waits for this block (it goes before background transfers). The
+    /// gate's slot is held until the block is written: it bounds the bytes in memory.
     func fetch(_ block: BlockReference, into fd: Int32, at offset: Int64, of what: String, urgent: Bool = false) async throws(SyncError) {
         let (key, range) = ContainerLayout.location(of: block)
-        let bytes = try await calls.transfer(gate, bytes: block.length, urgent: urgent, "cannot download \(what)") { store throws(StoreError) in
-            try await store.get(key, range: range)
-        }
-        try await OffloadedWork.run { () throws(SyncError) in
-            guard Int64(bytes.count) == block.length, ContentHasher.sha256Hex(bytes) == block.hash else {
-                throw SyncError(code: .corrupt, message: "block \(block.hash) of \(what) does not match its hash; not served")
+        let ticket = try await gate.admit(bytes: block.length, urgent: urgent)
+        do throws(SyncError) {
+            try await ticket.pace()
+            let bytes = try await calls.store("cannot download \(what)") { store throws(StoreError) in try await store.get(key, range: range) }
+            try await OffloadedWork.run { () throws(SyncError) in
+                guard Int64(bytes.count) == block.length, ContentHasher.sha256Hex(bytes) == block.hash else {
+                    throw SyncError(code: .corrupt, message: "block \(block.hash) of \(what) does not match its hash; not served")
+                }
+                do throws(SystemError) {
+                    try Syscall.writeAll(fd: fd, bytes, at: offset)
+                } catch {
+                    throw SyncError.cacheWrite("cannot write \(what) to the cache", error)
+                }
             }
-            do throws(SystemError) {
-                try Syscall.writeAll(fd: fd, bytes, at: offset)
-            } catch {
-                throw SyncError.cacheWrite("cannot write \(what) to the cache", error)
-            }
+            ticket.finish(completed: true)
+        } catch {
+            ticket.finish(completed: false)
+            throw error
         }
     }
 }

@@ -93,9 +93,11 @@ struct ContentUploader: Sendable {
     private func storeBlocks(_ ino: Inode, fd: Int32, name: String) async throws(SyncError) -> ([BlockReference], Int64) {
         var blocks: [BlockReference?] = []
         var offset: Int64 = 0
+        let failed = FailureFlag()
         do {
             try await withThrowingTaskGroup(of: (Int, BlockReference).self) { group in
-                while true {
+                // A failed block stops the reading: the group's next result is its error.
+                while !failed.isSet {
                     try Task.checkCancellation(or: SyncError(code: .cancelled, message: "upload cancelled"))
                     let wanted = info.writtenBlockLength(index: blocks.count)
                     let ticket = try await gate.admit(bytes: Int64(wanted))
@@ -111,9 +113,14 @@ struct ContentUploader: Sendable {
                     let index = blocks.count
                     blocks.append(nil)
                     group.addTask {
-                        let block = try await storeBlock(bytes, name: name, ticket: ticket)
-                        transfers.advance(ino, by: block.length)
-                        return (index, block)
+                        do {
+                            let block = try await storeBlock(bytes, name: name, ticket: ticket)
+                            transfers.advance(ino, by: block.length)
+                            return (index, block)
+                        } catch {
+                            failed.set()
+                            throw error
+                        }
                     }
                     offset += Int64(bytes.count)
                     if bytes.count < wanted { break }

@@ -29,31 +29,58 @@ struct PackUploader: Sendable {
         var generation: UInt64
     }
 
+    /// A pack being filled: one buffer, and each file's place in it.
+    private struct Pack {
+        let id = ItemID.random().rawValue
+        var bytes: [UInt8] = []
+        var files: [(ino: Inode, offset: Int, length: Int, hash: String, mtime: Int64, generation: UInt64)] = []
+
+        mutating func append(_ file: SmallFile) async {
+            let hash = file.bytes.isEmpty ? "" : await OffloadedWork.run { [bytes = file.bytes] in ContentHasher.sha256Hex(bytes) }
+            files.append((file.ino, bytes.count, file.bytes.count, hash, file.mtime, file.generation))
+            bytes += file.bytes
+        }
+
+        var uploads: [Inode: ContentUpload] {
+            var uploads: [Inode: ContentUpload] = [:]
+            for file in files {
+                let blocks = file.length == 0 ? [] : [BlockReference(hash: file.hash, length: Int64(file.length), pack: id, offset: Int64(file.offset))]
+                uploads[file.ino] = ContentUpload(blocks: blocks, size: Int64(file.length), mtime: file.mtime, writeGeneration: file.generation)
+            }
+            return uploads
+        }
+    }
+
     /// The manifests of the files that did not change while being read. The first
     /// failure stops the rest (a pack that landed before it is left unnamed).
     /// `files`: the rows and their content's size now.
     func upload(_ files: [(ItemRow, Int64)]) async throws(SyncError) -> [Inode: ContentUpload] {
         var uploads: [Inode: ContentUpload] = [:]
         var pending = files[...]
+        let failed = FailureFlag()
         do {
             try await withThrowingTaskGroup(of: [Inode: ContentUpload].self) { group in
-                while !pending.isEmpty {
-                    let ticket = try await gate.admit(bytes: Int64(Self.packLimit))
-                    var batch: [SmallFile] = []
-                    var size = 0
+                // A failed pack stops the reading: the group's next result is its error.
+                while !pending.isEmpty && !failed.isSet {
+                    let ticket = try await gate.admit(bytes: Int64(Self.packLimit + Int(Self.smallFile)))
+                    var pack = Pack()
                     do {
-                        while let (row, rowSize) = pending.first, size + Int(rowSize) <= Self.packLimit || batch.isEmpty {
+                        while let (row, size) = pending.first, pack.bytes.count + Int(size) <= Self.packLimit || pack.files.isEmpty {
                             pending.removeFirst()
                             guard let file = try await read(row) else { continue }
-                            batch.append(file)
-                            size += file.bytes.count
+                            await pack.append(file)
                         }
                     } catch {
                         ticket.finish(completed: false)
                         throw error
                     }
-                    let packed = batch
-                    group.addTask { try await store(packed, ticket: ticket) }
+                    let filled = pack
+                    group.addTask {
+                        do { return try await store(filled, ticket: ticket) } catch {
+                            failed.set()
+                            throw error
+                        }
+                    }
                 }
                 while let done = try await group.next() { uploads.merge(done) { _, new in new } }
             }
@@ -64,30 +91,16 @@ struct PackUploader: Sendable {
     }
 
     /// Puts one pack (none for empty files alone) and returns each file's manifest.
-    private func store(_ files: [SmallFile], ticket: TransferGate.Ticket) async throws(SyncError) -> [Inode: ContentUpload] {
+    private func store(_ pack: Pack, ticket: TransferGate.Ticket) async throws(SyncError) -> [Inode: ContentUpload] {
         do throws(SyncError) {
-            let pack = ItemID.random().rawValue
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(files.reduce(0) { $0 + $1.bytes.count })
-            var uploads: [Inode: ContentUpload] = [:]
-            for file in files {
-                var blocks: [BlockReference] = []
-                if !file.bytes.isEmpty {
-                    let hash = await OffloadedWork.run { ContentHasher.sha256Hex(file.bytes) }
-                    blocks = [BlockReference(hash: hash, length: Int64(file.bytes.count), pack: pack, offset: Int64(bytes.count))]
-                    bytes += file.bytes
-                }
-                uploads[file.ino] = ContentUpload(blocks: blocks, size: Int64(file.bytes.count), mtime: file.mtime, writeGeneration: file.generation)
-            }
-            if !bytes.isEmpty {
-                try await ticket.pace(Int64(bytes.count))
-                let packed = bytes
-                try await calls.store("cannot upload a pack of \(files.count) small files") { store throws(StoreError) in
-                    try await store.put(ContainerLayout.packKey(pack), packed)
+            if !pack.bytes.isEmpty {
+                try await ticket.pace(Int64(pack.bytes.count))
+                try await calls.store("cannot upload a pack of \(pack.files.count) small files") { store throws(StoreError) in
+                    try await store.put(ContainerLayout.packKey(pack.id), pack.bytes)
                 }
             }
-            ticket.finish(completed: !bytes.isEmpty, moved: Int64(bytes.count))
-            return uploads
+            ticket.finish(completed: !pack.bytes.isEmpty, moved: Int64(pack.bytes.count))
+            return pack.uploads
         } catch {
             ticket.finish(completed: false)
             throw error

@@ -28,7 +28,7 @@ public final class PartialFiles: Sendable {
     public func fill(for row: ItemRow) throws(SyncError) -> PartialContent? {
         guard row.itemKind == .file, row.contentState != .local, row.size > 0, !row.deleted else { return nil }
         let ino = row.inode
-        return try current.withLock { (current) throws(SyncError) -> PartialContent in
+        return try current.withLock { (current) throws(SyncError) -> PartialContent? in
             // The fill in memory is the item's while it is there (evicts, new content and
             // completion forget it), whatever the row read before it began says.
             if let known = current[ino], known.blocks == row.blockList { return known }
@@ -42,7 +42,7 @@ public final class PartialFiles: Sendable {
                     return resumed
                 }
             }
-            let started = try start(row)
+            guard let started = try start(row) else { return nil }
             current[ino] = started
             return started
         }
@@ -79,8 +79,22 @@ public final class PartialFiles: Sendable {
 
     /// A new fill: an empty sparse file of the item's size, the item partial with no block.
     /// A new file, never the old one truncated: readers of an earlier fill keep theirs.
-    private func start(_ row: ItemRow) throws(SyncError) -> PartialContent {
+    /// nil if the item became local since `row` was read (a download completed meanwhile:
+    /// its file, which a writer may have opened since, is never replaced).
+    private func start(_ row: ItemRow) throws(SyncError) -> PartialContent? {
         let ino = row.inode
+        let generation = Int64.random(in: 1...Int64.max)
+        let started: Bool
+        do {
+            started = try metadata.write { db -> Bool in
+                guard let now = try ItemRow.find(ino: ino, db), !now.deleted, now.contentState != .local, now.blockList == row.blockList else { return false }
+                try FetchedBlocks.start(ino, generation: generation, blockCount: row.blockList.count, db)
+                return true
+            }
+        } catch {
+            throw SyncError(code: error.code == .diskFull ? .diskFull : .metadata, message: "cannot record the download of \(row.itemName)", cause: error)
+        }
+        guard started else { return nil }
         cache.remove(ino)
         let fd = open(cache.path(for: ino), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
@@ -89,15 +103,8 @@ public final class PartialFiles: Sendable {
         guard ftruncate(fd, off_t(row.size)) == 0 else {
             let error = SystemError(errno: errno, call: "ftruncate")
             close(fd)
-            throw SyncError.cacheWrite("cannot make room for \(row.itemName)", error)
-        }
-        let generation = Int64.random(in: 1...Int64.max)
-        do {
-            try metadata.write { db in try FetchedBlocks.start(ino, generation: generation, blockCount: row.blockList.count, db) }
-        } catch {
-            close(fd)
             cache.remove(ino)
-            throw SyncError(code: error.code == .diskFull ? .diskFull : .metadata, message: "cannot record the download of \(row.itemName)", cause: error)
+            throw SyncError.cacheWrite("cannot make room for \(row.itemName)", error)
         }
         return PartialContent(ino: ino, generation: generation, blocks: row.blockList, fd: fd, bitmap: [])
     }

@@ -26,14 +26,6 @@ struct SyncCalls: Sendable {
         }
     }
 
-    /// A store call that moves content (`bytes` about its size), once `gate` admits it.
-    func transfer<T: Sendable>(
-        _ gate: TransferGate, bytes: Int64, urgent: Bool = false, _ message: String,
-        _ body: @escaping @Sendable (any ContainerStore) async throws(StoreError) -> T
-    ) async throws(SyncError) -> T {
-        try await gate.run(bytes: bytes, urgent: urgent) { () throws(SyncError) in try await store(message, body) }
-    }
-
     /// A write transaction (reads go through `read`: concurrent, no writer lock).
     func write<T: Sendable>(_ message: String, _ body: @escaping @Sendable (Database) throws -> T) async throws(SyncError) -> T {
         do {

@@ -58,38 +58,47 @@ public final class TransferGate: Sendable {
         var nextID: UInt64 = 0
         var done = 0
         var doneBytes: Int64 = 0
-        var recent: [(at: ContinuousClock.Instant, bytes: Int64)] = []
+        var recent = RateWindow()
         var successes = 0
         var throttled = 0
         var lastDecrease: ContinuousClock.Instant?
         var seenThrottles: UInt64 = 0
-        /// When the bytes reserved so far would have gone at `bytesPerSecond`.
-        var linkFree: ContinuousClock.Instant?
+        var pacer: LinkPacer?
     }
 
     public let limits: Limits
     private let congestion: StoreCongestion?
     private let state: Mutex<State>
-    private static let rateWindow: Duration = .seconds(5)
 
     public init(_ limits: Limits, congestion: StoreCongestion?) {
         self.limits = limits
         self.congestion = congestion
-        state = Mutex(State(limit: limits.transfers, seenThrottles: congestion?.count ?? 0))
+        state = Mutex(State(limit: limits.transfers, seenThrottles: congestion?.count ?? 0, pacer: limits.bytesPerSecond.map(LinkPacer.init)))
     }
 
     /// A transfer `admit` let in: it must `finish` once, done or failed. `bytes` is what
     /// was admitted (an upper bound, held in memory); the transfer may move fewer.
-    struct Ticket: Sendable {
+    final class Ticket: Sendable {
         let gate: TransferGate
         let bytes: Int64
+        let urgent: Bool
+        /// The bytes reserved under the bandwidth limit, given back if the transfer fails.
+        private let paced = Mutex<Int64>(0)
+
+        init(gate: TransferGate, bytes: Int64, urgent: Bool) {
+            (self.gate, self.bytes, self.urgent) = (gate, bytes, urgent)
+        }
 
         /// Waits for the transfer's turn under the bandwidth limit, for the bytes it moves.
-        func pace(_ moved: Int64? = nil) async throws(SyncError) { try await gate.pace(moved ?? bytes) }
+        func pace(_ moved: Int64? = nil) async throws(SyncError) {
+            let bytes = moved ?? self.bytes
+            paced.withLock { $0 += bytes }
+            try await gate.pace(bytes, urgent: urgent)
+        }
 
         /// `moved`: the bytes it carried, if it completed (the admitted bytes by default).
         func finish(completed: Bool, moved: Int64? = nil) {
-            gate.release(bytes, moved: completed ? moved ?? bytes : nil)
+            gate.release(bytes, moved: completed ? moved ?? bytes : nil, refund: completed ? 0 : paced.withLock { $0 })
         }
     }
 
@@ -98,7 +107,7 @@ public final class TransferGate: Sendable {
     /// An `urgent` transfer (a reader waits for it) goes before every queued one that is not.
     func admit(bytes: Int64, urgent: Bool = false) async throws(SyncError) -> Ticket {
         try await acquire(bytes, urgent: urgent)
-        return Ticket(gate: self, bytes: bytes)
+        return Ticket(gate: self, bytes: bytes, urgent: urgent)
     }
 
     /// Runs one transfer of about `bytes` bytes once admitted and paced.
@@ -118,12 +127,10 @@ public final class TransferGate: Sendable {
     public var snapshot: Snapshot {
         let now = ContinuousClock.now
         return state.withLock { state in
-            state.recent.removeAll { now - $0.at > Self.rateWindow }
-            let recentBytes = state.recent.reduce(Int64(0)) { $0 + $1.bytes }
-            return Snapshot(
+            Snapshot(
                 limit: state.limit, queued: state.waiters.count, queuedBytes: state.waiters.reduce(0) { $0 + $1.bytes },
                 running: state.running, runningBytes: state.runningBytes, done: state.done, doneBytes: state.doneBytes,
-                rate: recentBytes * 1000 / Self.rateWindow.milliseconds, throttled: state.throttled
+                rate: state.recent.rate(at: now), throttled: state.throttled
             )
         }
     }
@@ -135,6 +142,8 @@ public final class TransferGate: Sendable {
             state.nextID += 1
             return state.nextID
         }
+        // A cancellation that came after the admission leaves the id behind: dropped here.
+        defer { state.withLock { _ = $0.cancelled.remove(id) } }
         do {
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -156,17 +165,18 @@ public final class TransferGate: Sendable {
                     }
                 }
             } onCancel: {
-                let waiter = state.withLock { state -> Waiter? in
+                let (cancelled, admitted) = state.withLock { state -> (Waiter?, [Waiter]) in
                     guard let index = state.waiters.firstIndex(where: { $0.id == id }) else {
                         state.cancelled.insert(id)
-                        return nil
+                        return (nil, [])
                     }
-                    return state.waiters.remove(at: index)
+                    // The next ones may fit now that this one is gone.
+                    return (state.waiters.remove(at: index), admitWaiting(&state))
                 }
-                waiter?.continuation.resume(throwing: CancellationError())
+                cancelled?.continuation.resume(throwing: CancellationError())
+                for waiter in admitted { waiter.continuation.resume() }
             }
         } catch {
-            state.withLock { _ = $0.cancelled.remove(id) }
             throw SyncError(code: .cancelled, message: "cancelled while waiting for a transfer slot", cause: error)
         }
     }
@@ -175,24 +185,31 @@ public final class TransferGate: Sendable {
         state.running < state.limit && (state.running == 0 || state.runningBytes + bytes <= limits.bytesInFlight)
     }
 
-    /// Waits for the transfer's turn on a paced link: transfers start as far apart as
-    /// their bytes take at `bytesPerSecond`, so the average rate keeps to it.
-    fileprivate func pace(_ bytes: Int64) async throws(SyncError) {
-        guard let rate = limits.bytesPerSecond else { return }
-        let now = ContinuousClock.now
-        let start = state.withLock { state in
-            let start = max(now, state.linkFree ?? now)
-            state.linkFree = start + .milliseconds(Double(bytes) * 1000 / Double(rate))
-            return start
+    /// Takes the waiters that fit now from the head of the queue; the caller resumes them
+    /// once the lock is released.
+    private func admitWaiting(_ state: inout State) -> [Waiter] {
+        var admitted: [Waiter] = []
+        while let first = state.waiters.first, admits(first.bytes, state) {
+            state.waiters.removeFirst()
+            state.running += 1
+            state.runningBytes += first.bytes
+            admitted.append(first)
         }
-        guard start > now else { return }
+        return admitted
+    }
+
+    /// Waits for the transfer's turn on a paced link (`LinkPacer`).
+    fileprivate func pace(_ bytes: Int64, urgent: Bool) async throws(SyncError) {
+        let now = ContinuousClock.now
+        guard let start = state.withLock({ $0.pacer?.reserve(bytes, urgent: urgent, now: now) }), start > now else { return }
         do { try await Task.sleep(until: start, clock: .continuous) } catch {
             throw SyncError(code: .cancelled, message: "cancelled while waiting for the bandwidth limit", cause: error)
         }
     }
 
-    /// Ends a transfer admitted for `bytes`; `moved` is what it carried if it completed.
-    fileprivate func release(_ bytes: Int64, moved: Int64?) {
+    /// Ends a transfer admitted for `bytes`; `moved` is what it carried if it completed,
+    /// `refund` the paced bytes it gives back if not.
+    fileprivate func release(_ bytes: Int64, moved: Int64?, refund: Int64) {
         let now = ContinuousClock.now
         let throttles = congestion?.count ?? 0
         let admitted = state.withLock { state -> [Waiter] in
@@ -201,25 +218,19 @@ public final class TransferGate: Sendable {
             if let moved {
                 state.done += 1
                 state.doneBytes += moved
-                state.recent.append((now, moved))
-                if state.recent.count > 4096 { state.recent.removeFirst(state.recent.count - 4096) }
+                state.recent.add(moved, at: now)
+            } else if refund > 0 {
+                state.pacer?.refund(refund, now: now)
             }
-            adapt(&state, throttles: throttles, now: now)
-            var admitted: [Waiter] = []
-            while let first = state.waiters.first, admits(first.bytes, state) {
-                state.waiters.removeFirst()
-                state.running += 1
-                state.runningBytes += first.bytes
-                admitted.append(first)
-            }
-            return admitted
+            adapt(&state, throttles: throttles, completed: moved != nil, now: now)
+            return admitWaiting(&state)
         }
         for waiter in admitted { waiter.continuation.resume() }
     }
 
     /// Halves the limit on new throttling replies (once a second at most), and raises it
-    /// by one after as many transfers in a row without any.
-    private func adapt(_ state: inout State, throttles: UInt64, now: ContinuousClock.Instant) {
+    /// by one after as many completed transfers in a row without any.
+    private func adapt(_ state: inout State, throttles: UInt64, completed: Bool, now: ContinuousClock.Instant) {
         if throttles > state.seenThrottles {
             state.seenThrottles = throttles
             state.throttled += 1
@@ -230,18 +241,11 @@ public final class TransferGate: Sendable {
             }
             return
         }
+        guard completed else { return }
         state.successes += 1
         if state.successes >= state.limit && state.limit < limits.transfers {
             state.limit += 1
             state.successes = 0
         }
-    }
-}
-
-extension Duration {
-    /// Whole milliseconds (a rate window is never shorter).
-    var milliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 }

@@ -3,31 +3,21 @@ import Synchronization
 /// Blocks whose put failed: perhaps stored, perhaps not (a lost reply). The next upload of
 /// one asks the store first, so a link that keeps losing replies still gets each block
 /// through once instead of failing the same blind put for ever. Bounded: past the bound
-/// the oldest are forgotten (then put blindly once more).
+/// some are forgotten (each is then put blindly once more).
 final class UncertainBlocks: Sendable {
-    private struct State {
-        var hashes: Set<String> = []
-        var order: [String] = []
-    }
-
-    private let state = Mutex(State())
+    private let hashes = Mutex<Set<String>>([])
     private static let bound = 10_000
 
-    func contains(_ hash: String) -> Bool { state.withLock { $0.hashes.contains(hash) } }
+    func contains(_ hash: String) -> Bool { hashes.withLock { $0.contains(hash) } }
 
     func insert(_ hash: String) {
-        state.withLock { state in
-            guard state.hashes.insert(hash).inserted else { return }
-            state.order.append(hash)
-            if state.order.count > Self.bound {
-                let dropped = state.order.prefix(state.order.count - Self.bound)
-                state.hashes.subtract(dropped)
-                state.order.removeFirst(dropped.count)
-            }
+        hashes.withLock { hashes in
+            if hashes.count >= Self.bound, let any = hashes.first { hashes.remove(any) }
+            hashes.insert(hash)
         }
     }
 
     func remove(_ hash: String) {
-        state.withLock { _ = $0.hashes.remove(hash) }
+        _ = hashes.withLock { $0.remove(hash) }
     }
 }

@@ -113,6 +113,11 @@ import Testing
             #expect(try await b.read("notes/n\(String(format: "%02d", index)).txt") == "note \(index)\n")
         }
         #expect(try await Self.state(b, "other/o5.txt") == .placeholder)
+        // In any order (`find` and `tar` go in directory order, not by name): backwards.
+        #expect(try await b.read("other/o9.txt") == "other 9\n")
+        #expect(try await b.read("other/o8.txt") == "other 8\n")
+        #expect(try await b.waitUntilLocal("other/o0.txt"))
+        #expect(try await b.waitUntilLocal("other/o6.txt"))
         await a.shutdown()
         await b.shutdown()
     }
