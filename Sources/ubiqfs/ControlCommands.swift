@@ -131,7 +131,7 @@ struct FaultsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "faults",
         abstract: "Show or change the faults injected into a running mount's store calls.",
-        discussion: "SPEC is what --store-faults takes (latency=D, bandwidth=B, errors=P, lost=P, seed=N, hang, blocks; comma-separated), or off. A change applies to calls already waiting: `off` ends a hang."
+        discussion: "SPEC is what --store-faults takes (latency=D, bandwidth=B, errors=P, lost=P, throttle=P, seed=N, hang, blocks; comma-separated), or off. A change applies to calls already waiting: `off` ends a hang."
     )
     @OptionGroup var target: MountpointArgument
     @Argument(help: "The new faults, or off; none to only show them.") var spec: String?

@@ -58,7 +58,7 @@ struct MountOptions: ParsableArguments {
     @Option(help: .hidden)
     var storeTimeout: Double?
 
-    @Option(help: "Inject faults into every store call, to see how a bad network feels: latency=D (300ms, 2s), bandwidth=B (bytes/s: 512K, 2M), errors=P (0 to 1), lost=P (writes that happen but whose reply is lost), hang, blocks (only block transfers); comma-separated. `ubiqfs faults` changes them while mounted.")
+    @Option(help: "Inject faults into every store call, to see how a bad network feels: latency=D (300ms, 2s), bandwidth=B (bytes/s: 512K, 2M), errors=P (0 to 1), lost=P (writes that happen but whose reply is lost), throttle=P (calls answered as S3 SlowDown), hang, blocks (only block transfers); comma-separated. `ubiqfs faults` changes them while mounted.")
     var storeFaults: String?
 
     @Option(help: .hidden)
