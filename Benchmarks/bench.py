@@ -392,8 +392,9 @@ class DelayProxy:
 
 
 class UbiqFSS3(UbiqFS):
-    """ubiqfs over S3 (the SeaweedFS server)."""
+    """ubiqfs over S3 (the SeaweedFS server), in the bucket's folder `folder`."""
     name = "ubiqfs-s3"
+    folder = "ubiqfs"
     measures_memory = False
 
     def __init__(self, work, binary, seaweed):
@@ -406,7 +407,7 @@ class UbiqFSS3(UbiqFS):
 
     def command(self):
         command = super().command()
-        command[command.index("--store") + 1] = "s3://bench/ubiqfs"
+        command[command.index("--store") + 1] = f"s3://bench/{self.folder}"
         return command
 
     def environment(self):
@@ -414,8 +415,12 @@ class UbiqFSS3(UbiqFS):
 
 
 class RcloneS3(Rclone):
-    """rclone mount over S3 (the SeaweedFS server), the same cache mode as the local one."""
+    """rclone mount over S3 (the SeaweedFS server), the same cache mode as the local one,
+    through the rclone remote `remote` (the server, or the proxy in front of it) in the
+    bucket's folder `folder`."""
     name = "rclone-s3"
+    remote = "weed"
+    folder = "rclone"
     measures_memory = False
 
     def __init__(self, work, seaweed):
@@ -428,7 +433,7 @@ class RcloneS3(Rclone):
 
     def command(self):
         command = super().command()
-        command[command.index("mount") + 1] = "weed:bench/rclone"
+        command[command.index("mount") + 1] = f"{self.remote}:bench/{self.folder}"
         return command
 
     def make_placeholders(self, paths, size):
@@ -437,7 +442,7 @@ class RcloneS3(Rclone):
         self.unmount()
         for path in paths:
             write_file(local, size)
-            sh("rclone", "copyto", str(local), f"weed:bench/rclone/{Path(path).relative_to(self.dir)}")
+            sh("rclone", "copyto", str(local), f"weed:bench/{self.folder}/{Path(path).relative_to(self.dir)}")
         local.unlink()
         shutil.rmtree(self.work / "cache", ignore_errors=True)
         self.mount()
@@ -471,6 +476,7 @@ class FarS3:
 class UbiqFSS3Far(UbiqFSS3):
     """ubiqfs over S3 behind a 50 ms round trip (the proxy), as a store across a WAN."""
     name = "ubiqfs-s3-far"
+    folder = "ubiqfs-far"
 
     def __init__(self, work, binary, far):
         super().__init__(work, binary, far.seaweed)
@@ -479,11 +485,6 @@ class UbiqFSS3Far(UbiqFSS3):
     def start(self):
         self.far.start()
         super().start()
-
-    def command(self):
-        command = super().command()
-        command[command.index("--store") + 1] = "s3://bench/ubiqfs-far"
-        return command
 
     def environment(self):
         return dict(self.seaweed.environment(), AWS_ENDPOINT_URL=self.far.endpoint)
@@ -499,6 +500,7 @@ class RcloneS3Far(RcloneS3):
     """rclone mount over S3 behind the same 50 ms round trip; uploads start at once
     (`--vfs-write-back 0s`), as the issue measured it."""
     name = "rclone-s3-far"
+    remote = "weedfar"
     folder = "rclone-far"
 
     def __init__(self, work, far):
@@ -510,9 +512,7 @@ class RcloneS3Far(RcloneS3):
         Target.start(self)
 
     def command(self):
-        command = super().command()
-        command[command.index("mount") + 1] = f"weedfar:bench/{self.folder}"
-        return command + ["--vfs-write-back", "0s"]
+        return super().command() + ["--vfs-write-back", "0s"]
 
     def requests(self):
         return self.far.proxy.requests()
@@ -544,22 +544,17 @@ class RcloneS3Far(RcloneS3):
 class UbiqFSS3FarLimited(UbiqFSS3Far):
     """ubiqfs-s3-far with `--bwlimit 8M`: how much of a set bandwidth the transfers use."""
     name = "ubiqfs-s3-far-8M"
+    folder = "ubiqfs-far-8m"
     limit = 8 * MiB
 
     def command(self):
-        command = super().command()
-        command[command.index("--store") + 1] = "s3://bench/ubiqfs-far-8m"
-        return command + ["--bwlimit", "8M"]
+        return super().command() + ["--bwlimit", "8M"]
 
 
 class UbiqFSS3FarPacks(UbiqFSS3Far):
     """ubiqfs-s3-far on a format-2 container (experimental): small files travel in packs."""
     name = "ubiqfs-s3-far-packs"
-
-    def command(self):
-        command = super().command()
-        command[command.index("--store") + 1] = "s3://bench/ubiqfs-far-packs"
-        return command
+    folder = "ubiqfs-far-packs"
 
     def environment(self):
         return dict(super().environment(), UBIQFS_EXPERIMENTAL_FORMAT="2")
@@ -573,7 +568,6 @@ class RcloneS3FarLimited(RcloneS3Far):
 
     def command(self):
         return super().command() + ["--bwlimit", "8M"]
-
 
 
 def write_file(path, size, fsync=False, chunk=MiB, unique=False):

@@ -52,7 +52,7 @@ extension FileSystemCore {
             }
             guard let opened = try openFile(row, flags: flags) else { return nil }
             if flags & O_ACCMODE == O_RDONLY, row.size > 0, row.size <= FolderReadahead.smallFile, let parent = row.parent {
-                readAheadInFolder(parent)
+                readAheadInFolder(parent, local: row.contentState == .local)
             }
             return OpenedFile(handle: opened.handle, keepCache: opened.keepCache, directIO: isDirect(handle: opened.handle))
         }
@@ -122,8 +122,8 @@ extension FileSystemCore {
 
     /// The next small placeholders of the folder, fetched many at once in the background
     /// when `FolderReadahead` sees a run of opens through it.
-    private func readAheadInFolder(_ parent: Inode) {
-        guard let want = folderReadahead.noteOpen(parent: parent) else { return }
+    private func readAheadInFolder(_ parent: Inode, local: Bool) {
+        guard let want = folderReadahead.noteOpen(parent: parent, local: local) else { return }
         let (metadata, downloads, readahead, logger) = (metadata, downloads, folderReadahead, logger)
         Task {
             do {

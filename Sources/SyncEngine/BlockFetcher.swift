@@ -16,9 +16,7 @@ struct BlockFetcher: Sendable {
     /// gate's slot is held until the block is written: it bounds the bytes in memory.
     func fetch(_ block: BlockReference, into fd: Int32, at offset: Int64, of what: String, urgent: Bool = false) async throws(SyncError) {
         let (key, range) = ContainerLayout.location(of: block)
-        let ticket = try await gate.admit(bytes: block.length, urgent: urgent)
-        do throws(SyncError) {
-            try await ticket.pace()
+        try await gate.run(bytes: block.length, urgent: urgent) { () throws(SyncError) in
             let bytes = try await calls.store("cannot download \(what)") { store throws(StoreError) in try await store.get(key, range: range) }
             try await OffloadedWork.run { () throws(SyncError) in
                 guard Int64(bytes.count) == block.length, ContentHasher.sha256Hex(bytes) == block.hash else {
@@ -30,10 +28,6 @@ struct BlockFetcher: Sendable {
                     throw SyncError.cacheWrite("cannot write \(what) to the cache", error)
                 }
             }
-            ticket.finish(completed: true)
-        } catch {
-            ticket.finish(completed: false)
-            throw error
         }
     }
 }

@@ -35,7 +35,7 @@ struct ContentUploader: Sendable {
         // The cache file's size: the row's may lag behind writes still open.
         let sized = rows.map { row in (row, cache.status(row.inode)?.size ?? row.size) }
         let small = sized.filter { $0.1 <= PackUploader.smallFile }
-        let packer = PackUploader(calls: calls, cache: cache, reader: reader, activity: activity, gate: gate)
+        let packer = PackUploader(calls: calls, reader: reader, activity: activity, gate: gate)
         var uploads = try await packer.upload(small)
         uploads.merge(try await uploadEach(sized.filter { $0.1 > PackUploader.smallFile }.map(\.0))) { _, new in new }
         return uploads

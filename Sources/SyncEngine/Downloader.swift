@@ -25,7 +25,8 @@ public actor Downloader {
     let invalidations: any InvalidationSink
     let feed: ChangeFeed
     let reachability: StoreReachability
-    nonisolated let parallelTransfers: Int
+    /// Block fetches (and whole files) at once: the download gate's most.
+    nonisolated var parallelTransfers: Int { fetcher.gate.limits.transfers }
     let logger: Logger
 
     /// Who waits for a block fetch, and for which fill.
@@ -72,7 +73,6 @@ public actor Downloader {
         self.invalidations = invalidations
         self.feed = feed
         self.reachability = reachability
-        parallelTransfers = gates.download.limits.transfers
         self.logger = logger
     }
 
@@ -108,12 +108,7 @@ public actor Downloader {
 
     /// The item's fill, started under a shared lease (its content cannot change meanwhile).
     func startFill(_ ino: Inode) async throws(SyncError) -> PartialContent? {
-        let leases: LeaseSet
-        do {
-            leases = try await coordinator.acquire([LeaseRequest(ino, .shared)], owner: "sync: download")
-        } catch {
-            throw SyncError(code: .cancelled, message: "cancelled", cause: error)
-        }
+        let leases = try await coordinator.sharedLease(ino, for: "download")
         defer { leases.release() }
         let row = try await calls.read("cannot read inode \(ino)") { db in try ItemRow.find(ino: ino, db) }
         guard let row, !row.deleted else { throw SyncError(code: .notFound, message: "inode \(ino) no longer exists") }

@@ -20,12 +20,7 @@ struct LocalContentReader: Sendable {
     /// Up to `count` bytes at `offset`; with `sync`, the file is fsynced after the read
     /// (under the same lease), so what a commit then marks clean survives a power loss.
     func read(_ ino: Inode, fd: Int32, count: Int, at offset: Int64, name: String, sync: Bool = false) async throws(SyncError) -> [UInt8] {
-        let leases: LeaseSet
-        do {
-            leases = try await coordinator.acquire([LeaseRequest(ino, .shared)], owner: "sync: upload")
-        } catch {
-            throw SyncError(code: .cancelled, message: "cancelled while uploading", cause: error)
-        }
+        let leases = try await coordinator.sharedLease(ino, for: "upload")
         defer { leases.release() }
         do {
             return try await OffloadedWork.run { () throws(SystemError) in

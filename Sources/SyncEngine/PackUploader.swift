@@ -12,7 +12,6 @@ import MetadataStore
 /// the upload gate before it is filled, so the gate bounds the packs in memory.
 struct PackUploader: Sendable {
     let calls: SyncCalls
-    let cache: ContentCache
     let reader: LocalContentReader
     let activity: any LocalActivity
     let gate: TransferGate
@@ -117,7 +116,7 @@ struct PackUploader: Sendable {
         let fd = try reader.open(ino, name: name)
         defer { close(fd) }
         let bytes = try await reader.read(ino, fd: fd, count: Int(Self.smallFile) + 1, at: 0, name: name, sync: true)
-        guard bytes.count <= Self.smallFile, activity.writeGeneration(ino) == generation, let status = cache.status(fd: fd) else { return nil }
+        guard bytes.count <= Self.smallFile, activity.writeGeneration(ino) == generation, let status = reader.cache.status(fd: fd) else { return nil }
         return SmallFile(ino: ino, bytes: bytes, mtime: status.mtime, generation: generation)
     }
 }

@@ -223,8 +223,10 @@ public actor SyncEngine {
     }
 
     public func status() async -> SyncStatus {
-        let pending = (try? await metadata.read { db in try ItemRow.pendingCount(db) }) ?? -1
-        let content = (try? await metadata.read { db in try ItemRow.pendingContent(db) }) ?? (files: 0, bytes: 0)
+        let counts = try? await metadata.read { db -> (Int, (files: Int, bytes: Int64)) in
+            (try ItemRow.pendingCount(db), try ItemRow.pendingContent(db))
+        }
+        let (pending, content) = counts ?? (-1, (files: 0, bytes: 0))
         var waiting: Int?
         if !held.isEmpty {
             do { waiting = try await heldBack().count } catch { logger.error("cannot count the changes held back: \(error)") }

@@ -40,6 +40,8 @@ public final class TransferGate: Sendable {
         public var rate: Int64
         /// Throttling replies seen by this direction's transfers.
         public var throttled: Int
+        /// The bandwidth limit (`--bwlimit`), bytes per second; nil for none.
+        public var pace: Int64?
     }
 
     private struct Waiter {
@@ -130,7 +132,7 @@ public final class TransferGate: Sendable {
             Snapshot(
                 limit: state.limit, queued: state.waiters.count, queuedBytes: state.waiters.reduce(0) { $0 + $1.bytes },
                 running: state.running, runningBytes: state.runningBytes, done: state.done, doneBytes: state.doneBytes,
-                rate: state.recent.rate(at: now), throttled: state.throttled
+                rate: state.recent.rate(at: now), throttled: state.throttled, pace: limits.bytesPerSecond
             )
         }
     }

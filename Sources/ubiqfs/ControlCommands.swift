@@ -68,6 +68,7 @@ struct StatusCommand: ParsableCommand {
     static func describe(_ gate: TransferGate.Snapshot) -> String {
         var text = "\(gate.running) in flight (\(size(gate.runningBytes))), \(gate.queued) queued, "
             + "\(gate.done) done (\(size(gate.doneBytes))), \(size(gate.rate))/s"
+        if let pace = gate.pace { text += "; limited to \(size(pace))/s" }
         if gate.throttled > 0 { text += "; throttled \(gate.throttled) times, \(gate.limit) at once now" }
         return text
     }

@@ -139,9 +139,12 @@ import Testing
             \(bin) sync work --wait
             \(bin) status work | grep -q "pending uploads: 0"
             \(bin) status work | grep -q "device:          desk"
-            # The profile's transfer count reached the daemon; the status counts what went.
+            # The profile's transfer count and bandwidth limit (up only) reached the daemon;
+            # the status counts what went.
             test "$(\(bin) status work --json | grep -c '"limit" : 8')" = 2
-            \(bin) status work | grep -q "uploads:         0 in flight (0 B), 0 queued, 1 done"
+            test "$(\(bin) status work --json | grep -c '"pace" : 10485760')" = 1
+            \(bin) status work | grep -q "uploads:         0 in flight (0 B), 0 queued, 1 done (2 B), .*limited to 10.0 MiB/s"
+            \(bin) status work | grep "downloads:" | fails grep -q "limited"
             # Its own state dir by default, under the profile's name.
             test -f \(root)/state/ubiqfs/work/state.db
             \(bin) unmount work
