@@ -77,7 +77,10 @@ struct ContentUploader: Sendable {
         transfers.begin(ino, .upload, total: cache.status(fd: fd)?.size ?? 0)
         var failure: String? = "upload interrupted"
         defer { transfers.end(ino, error: failure) }
-        let (blocks, size) = try await storeBlocks(ino, fd: fd, name: name)
+        guard let (blocks, size) = try await storeBlocks(ino, fd: fd, name: name) else {
+            failure = nil
+            return nil
+        }
         do {
             _ = try await OffloadedWork.run { () throws(SystemError) in try Syscall.check("fsync") { fsync(fd) } }
         } catch {
@@ -88,11 +91,13 @@ struct ContentUploader: Sendable {
         return ContentUpload(blocks: blocks, size: size, mtime: status.mtime, writeGeneration: generation)
     }
 
-    /// Reads and stores every block; the manifest in order and the bytes read. A block is
-    /// read only once the gate admits its transfer, so the gate bounds the bytes in memory.
-    private func storeBlocks(_ ino: Inode, fd: Int32, name: String) async throws(SyncError) -> ([BlockReference], Int64) {
+    /// Reads and stores every block; the manifest in order and the bytes read, or nil if
+    /// the file was deleted meanwhile. A block is read only once the gate admits its
+    /// transfer, so the gate bounds the bytes in memory.
+    private func storeBlocks(_ ino: Inode, fd: Int32, name: String) async throws(SyncError) -> ([BlockReference], Int64)? {
         var blocks: [BlockReference?] = []
         var offset: Int64 = 0
+        var deleted = false
         let failed = FailureFlag()
         do {
             try await withThrowingTaskGroup(of: (Int, BlockReference).self) { group in
@@ -101,10 +106,15 @@ struct ContentUploader: Sendable {
                     try Task.checkCancellation(or: SyncError(code: .cancelled, message: "upload cancelled"))
                     let wanted = info.writtenBlockLength(index: blocks.count)
                     let ticket = try await gate.admit(bytes: Int64(wanted))
-                    let bytes: [UInt8]
-                    do { bytes = try await reader.read(ino, fd: fd, count: wanted, at: offset, name: name) } catch {
+                    let read: [UInt8]?
+                    do { read = try await reader.read(ino, fd: fd, count: wanted, at: offset, name: name) } catch {
                         ticket.finish(completed: false)
                         throw error
+                    }
+                    guard let bytes = read else {
+                        ticket.finish(completed: false)
+                        deleted = true
+                        break
                     }
                     if bytes.isEmpty {
                         ticket.finish(completed: false)
@@ -130,7 +140,7 @@ struct ContentUploader: Sendable {
         } catch {
             throw SyncError.wrap(error, "cannot upload \(name)")
         }
-        return (blocks.compactMap { $0 }, offset)
+        return deleted ? nil : (blocks.compactMap { $0 }, offset)
     }
 
     /// Hashes the block and puts it (a large one unless the store has it already), in the

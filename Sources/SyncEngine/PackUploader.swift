@@ -107,16 +107,16 @@ struct PackUploader: Sendable {
     }
 
     /// The file's whole content, read under a shared lease and made durable (what a commit
-    /// marks clean must survive a power loss); nil if it was written meanwhile or is no
-    /// longer small (the next push takes it as it is then).
+    /// marks clean must survive a power loss); nil if it was written or deleted meanwhile,
+    /// or is no longer small (the next push takes it as it is then).
     private func read(_ row: ItemRow) async throws(SyncError) -> SmallFile? {
         let ino = row.inode
         let name = row.itemName.description
         let generation = activity.writeGeneration(ino)
         let fd = try reader.open(ino, name: name)
         defer { close(fd) }
-        let bytes = try await reader.read(ino, fd: fd, count: Int(Self.smallFile) + 1, at: 0, name: name, sync: true)
-        guard bytes.count <= Self.smallFile, activity.writeGeneration(ino) == generation, let status = reader.cache.status(fd: fd) else { return nil }
+        guard let bytes = try await reader.read(ino, fd: fd, count: Int(Self.smallFile) + 1, at: 0, name: name, sync: true),
+              bytes.count <= Self.smallFile, activity.writeGeneration(ino) == generation, let status = reader.cache.status(fd: fd) else { return nil }
         return SmallFile(ino: ino, bytes: bytes, mtime: status.mtime, generation: generation)
     }
 }

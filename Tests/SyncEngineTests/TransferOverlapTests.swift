@@ -142,6 +142,31 @@ import Testing
         await b.shutdown()
     }
 
+    /// A file deleted while it is being uploaded: the upload stops at its next block, so
+    /// the deleted content's space is not held until the whole file has gone out.
+    @Test func anUploadStopsWhenItsFileIsDeleted() async throws {
+        let store = FarStore()
+        var configuration = SyncConfiguration()
+        configuration.transferBytesInFlight = 4 << 20  // one 4 MiB block at a time
+        let a = try await TestDevice(store: store, name: "a", configuration: configuration)
+        var random = SplitMix64(seed: 3)
+        try await a.write("big.bin", (0..<(25 << 20)).map { _ in UInt8(truncatingIfNeeded: random.next()) })
+        let ino = try #require(a.inode("big.bin"))
+        let push = Task { try? await a.sync() }
+        while store.calls.puts < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        try a.remove("big.bin")
+        a.core.forget(ino, count: .max)
+        #expect(a.cache.status(ino) == nil)
+        await push.value
+        try await a.sync()
+        // 25 MiB are 8 blocks (256 KiB, 768 KiB, then 4 MiB): the rest was never sent.
+        #expect(store.calls.puts < 8, "\(store.calls)")
+        let b = try await TestDevice(store: store.base, name: "b")
+        #expect(try await b.tree().isEmpty)
+        await a.shutdown()
+        await b.shutdown()
+    }
+
     static func state(_ device: TestDevice, _ path: String) async throws -> ContentState? {
         let ino = try #require(device.inode(path))
         return try await device.metadata.read { db in try ItemRow.find(ino: ino, db) }?.contentState
