@@ -1,5 +1,6 @@
 import ContainerStore
 import ContentCache
+import Foundation
 import Glibc
 import Inodes
 import ItemModel
@@ -8,8 +9,9 @@ import MetadataStore
 /// Uploads small files (one leading block, 256 KiB at most) of a format-2 container
 /// together: their bytes are packed into objects of up to `packLimit`, one `PUT` each,
 /// and each file's manifest names its place in its pack. Over a far store, a thousand
-/// small files then cost a few round trips instead of a thousand. A pack is admitted by
-/// the upload gate before it is filled, so the gate bounds the packs in memory.
+/// small files then cost a few round trips instead of a thousand. Tiny files (1 KiB at
+/// most) cost none: their bytes travel inside the record. A pack is admitted by the upload
+/// gate before it is filled, so the gate bounds the packs in memory.
 struct PackUploader: Sendable {
     let calls: SyncCalls
     let reader: LocalContentReader
@@ -28,23 +30,30 @@ struct PackUploader: Sendable {
         var generation: UInt64
     }
 
-    /// A pack being filled: one buffer, and each file's place in it.
+    /// A pack being filled: one buffer, and each file's block in it (or inline).
     private struct Pack {
         let id = ItemID.random().rawValue
         var bytes: [UInt8] = []
-        var files: [(ino: Inode, offset: Int, length: Int, hash: String, mtime: Int64, generation: UInt64)] = []
+        /// Bytes held for this pack, inline ones included: what the gate admitted.
+        var held = 0
+        var files: [(ino: Inode, block: BlockReference?, mtime: Int64, generation: UInt64)] = []
 
         mutating func append(_ file: SmallFile) async {
-            let hash = file.bytes.isEmpty ? "" : await OffloadedWork.run { [bytes = file.bytes] in ContentHasher.sha256Hex(bytes) }
-            files.append((file.ino, bytes.count, file.bytes.count, hash, file.mtime, file.generation))
-            bytes += file.bytes
+            held += file.bytes.count
+            guard !file.bytes.isEmpty else { return files.append((file.ino, nil, file.mtime, file.generation)) }
+            let hash = await OffloadedWork.run { [bytes = file.bytes] in ContentHasher.sha256Hex(bytes) }
+            let length = Int64(file.bytes.count)
+            let block = file.bytes.count <= BlockReference.inlineLimit
+                ? BlockReference(hash: hash, length: length, inline: Data(file.bytes))
+                : BlockReference(hash: hash, length: length, pack: id, offset: Int64(bytes.count))
+            if block.inline == nil { bytes += file.bytes }
+            files.append((file.ino, block, file.mtime, file.generation))
         }
 
         var uploads: [Inode: ContentUpload] {
             var uploads: [Inode: ContentUpload] = [:]
             for file in files {
-                let blocks = file.length == 0 ? [] : [BlockReference(hash: file.hash, length: Int64(file.length), pack: id, offset: Int64(file.offset))]
-                uploads[file.ino] = ContentUpload(blocks: blocks, size: Int64(file.length), mtime: file.mtime, writeGeneration: file.generation)
+                uploads[file.ino] = ContentUpload(blocks: file.block.map { [$0] } ?? [], size: file.block?.length ?? 0, mtime: file.mtime, writeGeneration: file.generation)
             }
             return uploads
         }
@@ -64,7 +73,7 @@ struct PackUploader: Sendable {
                     let ticket = try await gate.admit(bytes: Int64(Self.packLimit + Int(Self.smallFile)))
                     var pack = Pack()
                     do {
-                        while let (row, size) = pending.first, pack.bytes.count + Int(size) <= Self.packLimit || pack.files.isEmpty {
+                        while let (row, size) = pending.first, pack.held + Int(size) <= Self.packLimit || pack.files.isEmpty {
                             pending.removeFirst()
                             guard let file = try await read(row) else { continue }
                             await pack.append(file)

@@ -37,7 +37,7 @@ import Testing
     /// With `UBIQFS_EXPERIMENTAL_FORMAT=2` a new container is format 2: 300 small files
     /// are a pack or two in the store, a large file keeps its blocks, another device of
     /// format 2 reads them all, and a device without it refuses the container clearly.
-    @Test func smallFilesTravelInPacksInAnExperimentalFormatTwoContainer() async throws {
+    @Test func smallFilesTravelInPacksAndTinyOnesInRecordsInAnExperimentalFormatTwoContainer() async throws {
         let fixture = try MountFixture()
         let bin = MountFixture.binary
         let formatTwo = ["UBIQFS_EXPERIMENTAL_FORMAT": "2"]
@@ -47,8 +47,11 @@ import Testing
             grep -q '"format":2' \(container)/container.json
             mkdir \(a)/src
             for i in $(seq 1 300); do head -c $((i * 37 % 9000 + 1)) /dev/urandom > \(a)/src/f$i.c; done
+            for i in $(seq 1 50); do echo "note $i" > \(a)/src/n$i.txt; done
             head -c 1048576 /dev/urandom > \(a)/big.bin
             \(bin) sync \(a) --wait
+            # Files of 1 KiB or less travel inside their record.
+            grep -q '"d":"bm90ZSAxNwo="' \(container)/journal/*
             packs=$(ls \(container)/packs | wc -l)
             test "$packs" -ge 1 && test "$packs" -le 2 || { echo "$packs packs" >&2; exit 1; }
             # The large file's blocks (256 KiB and 768 KiB) are objects of their own.

@@ -30,7 +30,8 @@ import Testing
         try await a.write("large.bin", large)
         try await a.sync()
 
-        // 200 small files (one empty) in one pack; the large file's two blocks on their own.
+        // 200 small files (one empty, 22 of 1 KiB or less inline) in one pack; the large
+        // file's two blocks on their own.
         #expect(store.base.count(under: ContainerLayout.packPrefix) == 1)
         #expect(store.base.count(under: ContainerLayout.blockPrefix) == 2)
         let calls = store.calls
@@ -39,11 +40,15 @@ import Testing
         let b = try await TestDevice(store: store, name: "b", configuration: Self.formatTwo)
         for index in 0..<200 { #expect(try await b.readBytes("src/f\(index)") == Self.content(index)) }
         #expect(try await b.readBytes("large.bin") == large)
+        // Each packed file is one ranged GET; the inline ones and the empty one cost none.
+        let packed = (0..<200).filter { Self.content($0).count > BlockReference.inlineLimit }.count
+        #expect(store.calls.gets - calls.gets == packed + 2, "\(store.calls)")
         // A change of a packed file goes into a new pack; the old content stays a version.
-        try await b.write("src/f7", "changed")
+        let changed = "changed" + String(repeating: "!", count: 2000)
+        try await b.write("src/f7", changed)
         try await b.sync()
         try await a.sync()
-        #expect(try await a.read("src/f7") == "changed")
+        #expect(try await a.read("src/f7") == changed)
         #expect(store.base.count(under: ContainerLayout.packPrefix) == 2)
         await a.shutdown()
         await b.shutdown()
@@ -65,8 +70,8 @@ import Testing
     @Test func aDamagedPackedBlockFailsItsReadOnly() async throws {
         let store = InMemoryStore()
         let a = try await TestDevice(store: store, name: "a", configuration: Self.formatTwo)
-        try await a.write("one", "first file")
-        try await a.write("two", "second file")
+        try await a.write("one", "first file" + String(repeating: ".", count: 2000))
+        try await a.write("two", "second file" + String(repeating: ".", count: 2000))
         try await a.sync()
         let pack = try #require(store.keys.first { $0.hasPrefix(ContainerLayout.packPrefix) })
         var bytes = try await store.get(pack)
@@ -74,8 +79,35 @@ import Testing
         bytes[offset] ^= 0xFF
         try await store.put(pack, bytes)
         let b = try await TestDevice(store: store, name: "b", configuration: Self.formatTwo)
-        #expect(try await b.read("one") == "first file")
+        #expect(try await b.read("one").hasPrefix("first file"))
         await #expect(throws: (any Error).self) { try await b.read("two") }
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    @Test func tinyFilesTravelInTheirRecordAndTamperedOnesAreRefused() async throws {
+        let store = TransferOverlapTests.FarStore()
+        let a = try await TestDevice(store: store, name: "a", configuration: Self.formatTwo)
+        for index in 0..<50 { try await a.write("tiny\(index)", "tiny file number \(index)") }
+        try await a.write("edge", String(repeating: "x", count: BlockReference.inlineLimit))
+        try await a.sync()
+        #expect(store.base.count(under: ContainerLayout.packPrefix) == 0)
+        #expect(store.base.count(under: ContainerLayout.blockPrefix) == 0)
+        #expect(store.calls.puts == 0 && store.calls.exists == 0, "\(store.calls)")
+
+        // Change one tiny file's bytes inside the record, keeping its length and hash.
+        let key = try #require(store.base.keys.filter { $0.hasPrefix(ContainerLayout.journalPrefix) }.max())
+        let record = String(decoding: try await store.base.get(key), as: UTF8.self)
+        let genuine = Data("tiny file number 7".utf8).base64EncodedString()
+        let forged = Data("tiny file number 8".utf8).base64EncodedString()
+        #expect(record.contains(genuine))
+        try await store.base.put(key, Array(record.replacingOccurrences(of: "\"\(genuine)\"", with: "\"\(forged)\"").utf8))
+
+        let b = try await TestDevice(store: store, name: "b", configuration: Self.formatTwo)
+        for index in 0..<50 where index != 7 { #expect(try await b.read("tiny\(index)") == "tiny file number \(index)") }
+        #expect(try await b.read("edge").count == BlockReference.inlineLimit)
+        await #expect(throws: (any Error).self) { try await b.read("tiny7") }
+        #expect(store.calls.gets == 0, "\(store.calls)")
         await a.shutdown()
         await b.shutdown()
     }
