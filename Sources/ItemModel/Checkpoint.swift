@@ -7,6 +7,8 @@ public struct Checkpoint: Hashable, Sendable, Codable {
     public var format: Int
     public var seq: UInt64
     public var items: [ItemSnapshot]
+    /// The settings in force at `seq`; nil in a checkpoint of a journal that never set them.
+    public var settings: ContainerSettings?
 
     public init(seq: UInt64, items: [ItemSnapshot]) {
         self.format = Self.currentFormat

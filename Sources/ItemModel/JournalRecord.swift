@@ -12,6 +12,9 @@ public struct JournalRecord: Hashable, Sendable, Codable {
     /// Nanoseconds since the epoch, from the writer's clock (informational only).
     public var time: Int64
     public var ops: [JournalOperation]
+    /// The container's settings from this record on (`ContainerSettings`); nil: unchanged.
+    /// A device of an older version ignores the field, which only loses it the setting.
+    public var settings: ContainerSettings?
 
     public init(device: String, deviceName: String, commit: String, time: Int64, ops: [JournalOperation]) {
         self.format = Self.currentFormat

@@ -40,12 +40,13 @@ public enum FileVersions {
     }
 
     /// Forgets versions committed before `cutoff` (ns), except each file's newest, and
-    /// the versions of items that no longer exist here. Returns how many went.
+    /// the versions of items that no longer exist here and are not in the trash (a file
+    /// restored from the trash keeps its history). Returns how many went.
     @discardableResult
     public static func prune(before cutoff: Int64, _ db: Database) throws -> Int {
         try db.execute(sql: """
             DELETE FROM version WHERE (time < ? AND seq < (SELECT max(seq) FROM version AS newer WHERE newer.id = version.id))
-               OR NOT EXISTS (SELECT 1 FROM item WHERE item.id = version.id)
+               OR (NOT EXISTS (SELECT 1 FROM item WHERE item.id = version.id) AND NOT EXISTS (SELECT 1 FROM trashed WHERE trashed.id = version.id))
             """, arguments: [cutoff])
         return db.changesCount
     }

@@ -228,6 +228,17 @@ extension ItemRow {
         try ItemRowColumns.fetchOne(db.cachedStatement(sql: byName), arguments: [parent, Data(name.bytes)])?.row
     }
 
+    /// `name` if no live item in the folder has it, else `name (2)`, `name (3)`... the first free.
+    public static func freeName(_ name: ByteString, in parent: Inode, _ db: Database) throws -> ByteString {
+        if try child(of: parent, named: name, db) == nil { return name }
+        var number = 2
+        while true {
+            let candidate = ItemName.numbered(name, number)
+            if try child(of: parent, named: candidate, db) == nil { return candidate }
+            number += 1
+        }
+    }
+
     /// Live children in inode order, after `afterIno`: readdir offsets stay valid while the folder changes.
     public static func children(of parent: Inode, after afterIno: Inode, limit: Int, _ db: Database) throws -> [ItemRow] {
         try ItemRowColumns.fetchAll(db.cachedStatement(sql: byParent), arguments: [parent, afterIno, limit]).map(\.row)

@@ -164,6 +164,9 @@ public final class MetadataStore: Sendable {
         migrator.registerMigration("v10: fetched blocks") { db in
             try FetchedBlocks.createTable(db)
         }
+        migrator.registerMigration("v11: trash") { db in
+            try TrashEntries.createTables(db)
+        }
         return migrator
     }
 

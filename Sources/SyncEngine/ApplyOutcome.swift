@@ -24,4 +24,6 @@ struct ApplyOutcome: Sendable {
     /// was applied: what the engine's list of held changes becomes.
     var held: [ItemID: HeldChange] = [:]
     var released: Set<ItemID> = []
+    /// The record carried the container's settings.
+    var settingsChanged = false
 }

@@ -38,6 +38,8 @@ struct RecordApplier {
     var comingLater: [ItemID: Int] = [:]
     /// Items stepped aside to a private name for such an operation, with their name.
     var displaced: [Inode: (parent: Inode, name: ByteString)] = [:]
+    /// The record's deletes, for the trash.
+    var trash = TrashCollector()
 
     /// An event whose path is resolved once the whole record is applied (a later
     /// operation of the record may move the item's folder).
@@ -107,8 +109,21 @@ struct RecordApplier {
             }
         }
         try settleDisplaced()
+        try trash.record(seq: seq, device: record.deviceName, time: record.time, db)
+        try take(record.settings, seq: seq)
         try MetadataStore.setSetting(SettingKey.lastSeq, String(seq), db)
         try resolveEvents()
+    }
+
+    /// The container's settings from this record on; out of range, refused (logged).
+    private mutating func take(_ settings: ContainerSettings?, seq: UInt64) throws {
+        guard let settings else { return }
+        guard settings.retention.isValid else {
+            outcome.refused.append("journal \(seq): settings refused: a retention out of range")
+            return
+        }
+        try settings.makeCurrent(db)
+        outcome.settingsChanged = true
     }
 
     /// Events get their paths once everything is applied.
@@ -342,6 +357,7 @@ struct RecordApplier {
     }
 
     mutating func delete(_ id: ItemID) throws {
+        try trash.note(deleting: id, db)
         try BaseSnapshots.remove(id, db)
         guard let row = try ItemRow.find(id: id, db) else { return }
         if row.deleted {
@@ -449,13 +465,7 @@ struct RecordApplier {
     }
 
     private func freeName(_ name: ByteString, parent: Inode) throws -> ByteString {
-        if try ItemRow.child(of: parent, named: name, db) == nil { return name }
-        var number = 2
-        while true {
-            let candidate = ItemName.numbered(name, number)
-            if try ItemRow.child(of: parent, named: candidate, db) == nil { return candidate }
-            number += 1
-        }
+        try ItemRow.freeName(name, in: parent, db)
     }
 
     /// Brings back a folder deleted here (and its deleted ancestors), to be committed as new.

@@ -7,4 +7,8 @@ public enum SettingKey {
     public static let containerInfo = "containerInfo"
     /// An `UncertainCommit` (JSON) until the pull decides whose record its seq holds.
     public static let uncertainCommit = "uncertainCommit"
+    /// The container's settings in force (`ContainerSettings`, JSON), and a change made
+    /// here waiting for the next record of this device.
+    public static let containerSettings = "containerSettings"
+    public static let pendingSettings = "pendingSettings"
 }

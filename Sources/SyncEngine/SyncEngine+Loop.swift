@@ -101,7 +101,7 @@ extension SyncEngine {
             reachability.set(online: true)
             lastError = nil
             lastSync = Date()
-            await pruneVersions()
+            await pruneHistory()
             return .success(())
         } catch {
             // Unmounting cancelled the loop mid-cycle: what is pending stays for the last push.
@@ -117,19 +117,22 @@ extension SyncEngine {
 }
 
 extension SyncEngine {
-    /// Forgets file versions older than the retention (each file's newest stays), at
-    /// most every ten minutes.
-    func pruneVersions() async {
+    /// Forgets file versions and trash entries older than the container's retention (each
+    /// file's newest version stays), at most every ten minutes.
+    func pruneHistory() async {
         let now = ContinuousClock.now
         if let last = lastPrune, now - last < .seconds(600) { return }
         lastPrune = now
-        let retention = configuration.versionRetention
-        let cutoff = Timestamp.now() - retention.components.seconds * 1_000_000_000
+        let time = Timestamp.now()
         do {
-            let removed = try await metadata.write { db in try FileVersions.prune(before: cutoff, db) }
-            if removed > 0 { logger.info("forgot \(removed) file versions older than the retention") }
+            let (versions, trash) = try await metadata.write { db in
+                let retention = try ContainerSettings.current(db).retention
+                let trash = try TrashEntries.prune(before: time - retention.trash * 1_000_000_000, db)
+                return (try FileVersions.prune(before: time - retention.versions * 1_000_000_000, db), trash)
+            }
+            if versions > 0 || trash > 0 { logger.info("forgot \(versions) file versions and \(trash) trash entries older than the retention") }
         } catch {
-            logger.error("cannot prune file versions: \(error)")
+            logger.error("cannot prune file versions and trash: \(error)")
         }
     }
 }

@@ -51,7 +51,7 @@ extension SyncEngine {
             let plan = try await calls.read("cannot read items for journal \(seq)") { db in
                 pending.settlingPlan(for: record) { id in try? ItemRow.find(id: id, db)?.inode }
             }
-            try await committed(plan, seq: seq, time: pending.time)
+            try await committed(plan, seq: seq, time: pending.time, settings: record.settings)
         } else {
             _ = try await calls.write("cannot clear the uncertain commit") { db in
                 try MetadataStore.removeSetting(SettingKey.uncertainCommit, db)
@@ -131,6 +131,8 @@ extension SyncEngine {
         }
         for id in outcome.released { held[id] = nil }
         held.merge(outcome.held) { _, newer in newer }
+        // A new retention is applied at the next prune, not ten minutes later.
+        if outcome.settingsChanged { lastPrune = nil }
         await purgeDeleted()
         if !outcome.placeholders.isEmpty {
             let candidates = outcome.placeholders
@@ -190,7 +192,7 @@ extension SyncEngine {
         let bytes = try await calls.store("cannot read \(key)") { store throws(StoreError) in try await store.get(key) }
         // Decoding and ordering 100k items takes a while: off the cooperative pool.
         let formats = configuration.readableFormats
-        let loaded = await OffloadedWork.run { () -> (seq: UInt64, items: [ItemSnapshot])? in
+        let loaded = await OffloadedWork.run { () -> (seq: UInt64, items: [ItemSnapshot], settings: ContainerSettings?)? in
             guard let checkpoint = try? RecordCodec.decode(Checkpoint.self, from: bytes), formats.contains(checkpoint.format),
                   ContainerLayout.checkpointKey(checkpoint.seq) == key, checkpoint.seq < UInt64(Int64.max)
             else { return nil }
@@ -205,13 +207,14 @@ extension SyncEngine {
                     queue.append(child.id)
                 }
             }
-            return (checkpoint.seq, ordered)
+            return (checkpoint.seq, ordered, checkpoint.settings)
         }
-        guard let (seq, ordered) = loaded else {
+        guard let (seq, ordered, settings) = loaded else {
             logger.error("checkpoint \(key) is unreadable; replaying the journal instead")
             return
         }
-        let record = JournalRecord(device: "checkpoint", deviceName: "checkpoint", commit: key, time: 0, ops: ordered.map { .upsert($0) })
+        var record = JournalRecord(device: "checkpoint", deviceName: "checkpoint", commit: key, time: 0, ops: ordered.map { .upsert($0) })
+        record.settings = settings
         logger.info("loading checkpoint \(seq) with \(ordered.count) items")
         try await apply(record, seq: seq)
     }

@@ -15,8 +15,9 @@ extension SyncEngine {
         // Order first, then upload only what this record takes: uploading every pending
         // file before each record made a large import quadratic (each record re-read and
         // re-hashed the whole backlog).
+        let settings = try await calls.read("cannot read the container's settings") { db in try ContainerSettings.pending(db) }
         let (chosen, settled) = try await choosePush()
-        guard !chosen.isEmpty || !settled.isEmpty else { return .idle }
+        guard !chosen.isEmpty || !settled.isEmpty || settings != nil else { return .idle }
         let files = chosen.filter { row in
             row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && !isBeingWritten(row)
         }
@@ -33,13 +34,14 @@ extension SyncEngine {
             }
             await purgeDeleted()
         }
-        guard !plan.entries.isEmpty else { return .idle }
+        guard !plan.entries.isEmpty || settings != nil else { return .idle }
         let seq = lastSeq + 1
         var record = JournalRecord(
             device: device.id, deviceName: device.name, commit: ItemID.random().rawValue, time: Timestamp.now(),
             ops: plan.operations
         )
         record.format = info.format
+        record.settings = settings
         let bytes: [UInt8]
         do { bytes = try RecordCodec.encode(record) } catch {
             throw SyncError(code: .store, message: "cannot encode journal \(seq)", cause: error)
@@ -58,7 +60,7 @@ extension SyncEngine {
             logger.debug("journal \(seq) was taken by another device; rebasing")
             return .raced
         }
-        try await committed(plan, seq: seq, time: record.time)
+        try await committed(plan, seq: seq, time: record.time, settings: settings)
         // Our own record: the rest of the order still holds.
         if pushOrder?.seq == seq - 1 { pushOrder?.seq = seq }
         logger.info("committed journal \(seq) with \(plan.entries.count) changes")
@@ -152,10 +154,11 @@ extension SyncEngine {
 
     /// Our record is in the journal: its items' committed base moves to it, and rows
     /// that did not change since they were read become clean.
-    func committed(_ plan: PushPlan, seq: UInt64, time: Int64) async throws(SyncError) {
+    func committed(_ plan: PushPlan, seq: UInt64, time: Int64, settings: ContainerSettings?) async throws(SyncError) {
         let activity = self.activity
         let deviceName = device.name
         _ = try await calls.write("cannot record commit \(seq)") { db in
+            var trash = TrashCollector()
             for entry in plan.entries {
                 guard var row = try ItemRow.find(ino: entry.ino, db) else { continue }
                 let committedID: ItemID = switch entry.change {
@@ -168,6 +171,7 @@ extension SyncEngine {
                 let unchanged = row.changeGen == entry.changeGen && contentClean
                 switch entry.change {
                 case .delete(let id):
+                    try trash.note(deleting: id, db)
                     try BaseSnapshots.remove(id, db)
                     if row.deleted { row.dirtyFlags = [] }
                 case .upsert(let item) where entry.nameOnly:
@@ -194,6 +198,8 @@ extension SyncEngine {
                 }
                 try row.update(db)
             }
+            try trash.record(seq: seq, device: deviceName, time: time, db)
+            try settings?.makeCurrent(db)
             try MetadataStore.setSetting(SettingKey.lastSeq, String(seq), db)
             try MetadataStore.removeSetting(SettingKey.uncertainCommit, db)
         }
@@ -212,9 +218,10 @@ extension SyncEngine {
 
     func writeCheckpoint(_ seq: UInt64) async {
         do {
-            let items = try await metadata.read { db in try BaseSnapshots.all(db) }
+            let (items, settings) = try await metadata.read { db in (try BaseSnapshots.all(db), try ContainerSettings.current(db)) }
             var checkpoint = Checkpoint(seq: seq, items: items)
             checkpoint.format = info.format
+            checkpoint.settings = settings
             let bytes = try await OffloadedWork.run { [checkpoint] () throws in try RecordCodec.encode(checkpoint) }
             _ = try await store.putIfAbsent(ContainerLayout.checkpointKey(seq), bytes)
             logger.info("wrote checkpoint \(seq) with \(items.count) items")

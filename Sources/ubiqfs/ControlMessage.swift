@@ -9,14 +9,23 @@ struct ControlRequest: Codable {
     var wait: Bool?
     /// A path inside the mount ("/docs"), for `watch`, `versions` and `restore`.
     var path: String?
-    /// For `restore`: the journal sequence number of the version to bring back.
+    /// For `restore`: the journal sequence number of the version to bring back; for
+    /// `trash-restore`, of the delete (nil: the newest at the path).
     var version: UInt64?
     /// For `faults`: the new faults ("off" for none); nil only asks.
     var faults: String?
     /// For `remount`: read-only or read-write now.
     var readOnly: Bool?
+    /// For `retention`: the new retention of versions and of the trash, in days (nil keeps it).
+    var versionsDays: Double?
+    var trashDays: Double?
 
-    init(command: String, wait: Bool? = nil, path: String? = nil, version: UInt64? = nil, faults: String? = nil, readOnly: Bool? = nil) {
+    init(
+        command: String, wait: Bool? = nil, path: String? = nil, version: UInt64? = nil, faults: String? = nil, readOnly: Bool? = nil,
+        versionsDays: Double? = nil, trashDays: Double? = nil
+    ) {
+        self.versionsDays = versionsDays
+        self.trashDays = trashDays
         self.command = command
         self.wait = wait
         self.path = path
@@ -39,6 +48,29 @@ struct ControlResponse: Codable {
     var versions: [VersionEntry]?
     /// The faults injected into store calls ("" for none).
     var storeFaults: String?
+    var trash: [TrashListing]?
+    var retention: RetentionListing?
+    /// Where a restored item is now.
+    var path: String?
+}
+
+/// One entry of the shared trash, for `ubiqfs trash`.
+struct TrashListing: Codable {
+    var path: String
+    var kind: String
+    /// When the delete was committed, seconds since 1970, and by which device, in which record.
+    var deleted: Double
+    var device: String
+    var seq: UInt64
+    /// Bytes of the files in it, and how many items (the deleted one included).
+    var size: Int64
+    var items: Int
+}
+
+/// The container's retention, for `ubiqfs retention`.
+struct RetentionListing: Codable {
+    var versionsDays: Double
+    var trashDays: Double
 }
 
 /// One earlier (or the current) version of a file, for `ubiqfs versions`.

@@ -134,8 +134,9 @@ final class Daemon {
             (configuration.uploadBytesPerSecond, configuration.downloadBytesPerSecond) = (limit.upload, limit.download)
         }
         if let interval = options.checkpointInterval, interval > 0 { configuration.checkpointInterval = interval }
-        guard options.resolvedKeepVersions >= 0, options.resolvedKeepVersions < 100_000 else { throw CommandFailure("--keep-versions takes a number of days") }
-        configuration.versionRetention = .seconds(options.resolvedKeepVersions * 86400)
+        if options.keepVersions != nil {
+            logger.warning("--keep-versions is deprecated and ignored: retention is the container's now, the same on every device (`ubiqfs retention MOUNTPOINT --versions DAYS`)")
+        }
         let deviceName = options.resolvedDevice
         let stack = try Blocking.wait { [configuration, store] in
             try await DeviceStack.open(store: store, stateDir: stateDir, deviceName: deviceName, configuration: configuration, logger: logger)
@@ -170,9 +171,9 @@ final class Daemon {
         }
         let exitHandle = SessionExit(session)
         let control = try ControlServer(path: stack.controlSocketPath, feed: sync.feed) { request in
-            await Self.handle(request, sync: sync, core: core, budget: budget, coordinator: coordinator, store: store, mountpoint: mountpoint, stateDir: stateDir) {
-                exitHandle.request()
-            }
+            await ControlHandler(
+                sync: sync, core: core, budget: budget, coordinator: coordinator, store: store, mountpoint: mountpoint, stateDir: stateDir
+            ) { exitHandle.request() }.handle(request)
         }
         control.start()
         budget.start()
@@ -220,74 +221,5 @@ final class Daemon {
             }
         }
         return String(decoding: bytes, as: UTF8.self)
-    }
-
-    private static func handle(
-        _ request: ControlRequest, sync: SyncEngine, core: FileSystemCore, budget: CacheBudget, coordinator: FileCoordinator,
-        store: FaultyStore, mountpoint: String, stateDir: String, exit: @Sendable () -> Void
-    ) async -> ControlResponse {
-        var response = ControlResponse(ok: true, mountpoint: mountpoint, stateDir: stateDir, pid: getpid())
-        switch request.command {
-        case "status":
-            response.status = await sync.status()
-            let usage = core.cacheBytes()
-            response.cacheBytes = usage
-            response.cacheBudget = budget.effectiveLimit(usage: usage)
-            response.storeFaults = store.faults.description
-        case "sync":
-            if request.wait ?? false {
-                do { try await sync.syncNow() } catch {
-                    response.ok = false
-                    response.error = "\(error)"
-                }
-            } else {
-                sync.localChange()
-            }
-            response.status = await sync.status()
-        case "faults":
-            if let spec = request.faults {
-                do {
-                    store.faults = try StoreFaults(parsing: ["none", "off"].contains(spec) ? "" : spec)
-                } catch {
-                    response.ok = false
-                    response.error = error.message
-                }
-            }
-            response.storeFaults = store.faults.description
-        case "remount":
-            await sync.setReadOnly(request.readOnly ?? false)
-        case "pause":
-            await sync.pause()
-        case "resume":
-            await sync.resume()
-        case "locks":
-            response.locks = coordinator.snapshot().map { entry in
-                LockEntry(inode: entry.key, path: core.path(of: entry.key), holders: entry.holders, waiters: entry.waiters)
-            }
-        case "versions":
-            do throws(FileSystemError) {
-                let (versions, current) = try core.versions(core.resolve(request.path ?? "/"))
-                response.versions = versions.map {
-                    VersionEntry(version: $0.seq, device: $0.device, time: Double($0.time) / 1e9, size: $0.size, current: $0.seq == current)
-                }
-            } catch {
-                response.ok = false
-                response.error = error.message
-            }
-        case "restore":
-            do throws(FileSystemError) {
-                guard let version = request.version else { throw FileSystemError(.invalid, "restore needs a version") }
-                try await core.restore(core.resolve(request.path ?? "/"), version: version)
-            } catch {
-                response.ok = false
-                response.error = error.message
-            }
-        case "unmount":
-            exit()
-        default:
-            response.ok = false
-            response.error = "unknown command \(request.command)"
-        }
-        return response
     }
 }

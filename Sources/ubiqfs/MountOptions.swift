@@ -21,7 +21,7 @@ struct MountOptions: ParsableArguments {
     @Option(help: "How much local content to keep (e.g. 500M, 20G); least recently used, unpinned, uploaded items are evicted past it. Default: a quarter of the cache disk.")
     var cacheSize: String?
 
-    @Option(help: "How many days earlier versions of files stay listed and restorable (`ubiqfs versions`); the newest always does. Default: 30")
+    @Option(help: "Deprecated and ignored: retention is the container's, the same on every device (`ubiqfs retention`).")
     var keepVersions: Double?
 
     @Option(help: "Store transfers at once in each direction (blocks of any files); more hide a far store's round trip, fewer spare a slow link. Lowered by itself while the store throttles (S3 SlowDown). 1 to 256. Default: 64")
@@ -75,7 +75,6 @@ struct MountOptions: ParsableArguments {
     }
     var resolvedStateDir: String { Paths.absolute(stateDir ?? Paths.defaultStateDir(container: resolvedContainer)) }
     var resolvedContainer: String { container ?? "default" }
-    var resolvedKeepVersions: Double { keepVersions ?? 30 }
     var resolvedLogLevel: String { logLevel ?? "info" }
 
     /// With a profile's settings when the mountpoint argument names one, and that profile.
@@ -122,10 +121,11 @@ struct MountOptions: ParsableArguments {
         // KEY=VALUE, so a value that starts with '-' stays a value.
         var arguments = [
             "mount", resolvedMountpoint, "--store=" + resolvedStore, "--container=" + resolvedContainer,
-            "--state-dir=" + resolvedStateDir, "--device=" + resolvedDevice, "--keep-versions=\(resolvedKeepVersions)",
+            "--state-dir=" + resolvedStateDir, "--device=" + resolvedDevice,
             "--log-level=" + resolvedLogLevel,
         ]
         if let cacheSize { arguments.append("--cache-size=" + cacheSize) }
+        if let keepVersions { arguments.append("--keep-versions=\(keepVersions)") }
         if let transfers { arguments.append("--transfers=\(transfers)") }
         if let bwlimit { arguments.append("--bwlimit=" + bwlimit) }
         if allowOther { arguments.append("--allow-other") }

@@ -6,7 +6,7 @@ struct VersionsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "versions",
         abstract: "List earlier versions of a file: version number, time, device and size.",
-        discussion: "Versions are kept for the retention given at mount (--keep-versions, 30 days by default); the newest always stays."
+        discussion: "Versions are kept for the container's retention (`ubiqfs retention`, 30 days by default); the newest always stays."
     )
     @Argument(help: "A file inside a ubiqfs mount.") var path: String
     @Flag(help: "Print JSON.") var json = false

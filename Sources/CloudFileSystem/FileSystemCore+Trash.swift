@@ -1,0 +1,128 @@
+import Foundation
+import Glibc
+import GRDB
+import Inodes
+import ItemModel
+import MetadataStore
+
+/// The shared trash (`ubiqfs trash`): what the journal deleted within the container's
+/// retention, on any device. A restore is a local change like a create: the items come
+/// back with their ids and last committed content (placeholders: the blocks are in the
+/// store) and are pushed as new upserts; history is never rewritten.
+extension FileSystemCore {
+    /// Newest first; an entry all of whose items are here again (restored, or kept by an
+    /// edit that won over the delete) is not listed.
+    public func trash() throws(FileSystemError) -> [TrashEntry] {
+        try read { db in
+            try TrashEntries.all(db).filter { entry in
+                try entry.items.contains { item in try ItemRow.find(id: item.id, db).map(\.deleted) ?? true }
+            }
+        }
+    }
+
+    /// Brings back the newest item deleted at `path` (or the one of record `seq`) at its old
+    /// place: an entry's item, or one inside a deleted folder; a folder with what it held.
+    /// The deleted folders above it come back too (with only what leads to it), a missing
+    /// folder above the entry is made again, and a name taken meanwhile is replaced by a
+    /// free one (`name (2)`). Returns where it is now.
+    public func restoreFromTrash(path: String, seq: UInt64? = nil) throws(FileSystemError) -> String {
+        let wanted = "/" + path.split(separator: "/").joined(separator: "/")
+        let found = try trash().lazy.filter { seq == nil || $0.seq == seq }.compactMap { entry in entry.item(at: wanted).map { (entry, $0) } }.first
+        guard let (entry, target) = found else {
+            throw FileSystemError(.notFound, "\(wanted) is not in the trash\(seq.map { " from journal \($0)" } ?? ""); `ubiqfs trash` lists it")
+        }
+        var folder = Inode.root
+        var missing = entry.folder[...]
+        try read { db in
+            while let name = missing.first, let child = try ItemRow.child(of: folder, named: name, db), child.itemKind == .directory {
+                folder = child.inode
+                missing.removeFirst()
+            }
+        }
+        let handles = self.handles
+        let (restored, added, revived) = try withLeases([(folder, .exclusive)], "restore") { () throws(FileSystemError) in
+            try write { db in try Self.restore(target, of: entry, under: folder, making: Array(missing), isOpen: handles.isOpen, db) }
+        }
+        // A revived row's content is the snapshot's, fetched when read.
+        for ino in revived {
+            cache.remove(ino)
+            downloads.partials.forget(ino)
+        }
+        if let added { notifier.invalidate([.entry(parent: folder, name: added.bytes)]) }
+        sync.localChange()
+        emit(.created, restored, detail: "restored from the trash")
+        return self.path(of: restored)
+    }
+
+    /// In one transaction: the missing folders, then the entry's items that lead to the
+    /// target and what the target held, parents first. Returns the restored target, the
+    /// name added to `folder`, if any (a live folder of the entry may be used as it is),
+    /// and the rows of deleted items brought back.
+    private static func restore(
+        _ target: ItemID, of entry: TrashEntry, under folder: Inode, making missing: [ByteString], isOpen: (Inode) -> Bool, _ db: Database
+    ) throws -> (Inode, ByteString?, [Inode]) {
+        _ = try liveDirectory(folder, db)
+        let now = Timestamp.now()
+        try ItemRow.touchFolders([folder], now: now, db)
+        var parent = folder
+        var added: ByteString?
+        for name in missing {
+            let free = try ItemRow.freeName(name, in: parent, db)
+            added = added ?? free
+            var row = ItemRow(id: .random(), parent: parent, name: free, kind: .directory, mode: 0o755, uid: getuid(), gid: getgid(), size: 0, mtime: now)
+            row.contentState = .local
+            row.markChanged(.metadata, now: now)
+            try row.insert(db)
+            parent = row.inode
+        }
+        let wanted = entry.restoring(target)
+        var placed: [ItemID: Inode] = [entry.top.parent: parent]
+        var changedFolders: Set<Inode> = []
+        var revived: [Inode] = []
+        for item in entry.items where wanted.contains(item.id) {
+            guard let into = placed[item.parent] else { continue }
+            let existing = try ItemRow.find(id: item.id, db)
+            if let existing, !existing.deleted {
+                // Here again (restored before, or kept): what it held comes back into it.
+                if existing.itemKind == .directory { placed[item.id] = existing.inode }
+                continue
+            }
+            // The row of a deleted item the kernel still knows is brought back as it is; one
+            // still open (a program keeps the deleted file) stays, and the item takes a new id.
+            let reusable = existing.flatMap { isOpen($0.inode) || $0.itemKind != item.kind ? nil : $0 }
+            let row = try place(item, into: into, reviving: reusable, newID: existing != nil && reusable == nil, now: now, db)
+            if reusable != nil { revived.append(row.inode) }
+            placed[item.id] = row.inode
+            if into == folder { added = added ?? row.itemName }
+            if into != folder { changedFolders.insert(into) }
+        }
+        try ItemRow.touchFolders(Array(changedFolders), now: now, db)
+        guard let restored = placed[target] else { throw FileSystemError(.exists, "\(entry.path) is here already") }
+        return (restored, added, revived)
+    }
+
+    /// One item as its snapshot had it, in a new row or the deleted one: to be pushed as
+    /// new, its content a placeholder of the blocks the store still has.
+    private static func place(_ item: ItemSnapshot, into parent: Inode, reviving old: ItemRow?, newID: Bool, now: Int64, _ db: Database) throws -> ItemRow {
+        var row = old ?? ItemRow(
+            id: newID ? .random() : item.id, parent: parent, name: item.name, kind: item.kind,
+            mode: item.mode, uid: getuid(), gid: getgid(), size: item.size, mtime: item.mtime, ctime: now
+        )
+        row.parent = parent
+        row.itemName = try ItemRow.freeName(item.name, in: parent, db)
+        row.deleted = false
+        row.mode = Int64(item.mode)
+        row.size = item.size
+        row.mtime = item.mtime
+        row.symlinkTarget = item.target
+        row.blockList = item.blocks ?? []
+        row.rdev = item.kind.isDevice ? item.rdev.map { Int64(bitPattern: $0) } ?? 0 : nil
+        row.contentState = item.kind == .file ? .placeholder : .local
+        row.baseSeq = 0
+        row.dirtyFlags = []
+        row.markChanged(.metadata, now: now)
+        if old == nil { try row.insert(db) } else { try row.update(db) }
+        try StoredXattrs.replace(row.inode, with: item.xattrs ?? [:], db)
+        return row
+    }
+}

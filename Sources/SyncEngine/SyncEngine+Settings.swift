@@ -1,0 +1,32 @@
+import ItemModel
+import MetadataStore
+
+/// The container's settings (`ContainerSettings`): every device follows the journal's, so
+/// a change is a record, committed like any local change.
+extension SyncEngine {
+    /// The settings in force, and a change made here not committed yet.
+    public func settings() async throws(SyncError) -> (current: ContainerSettings, pending: ContainerSettings?) {
+        try await calls.read("cannot read the container's settings") { db in
+            (try ContainerSettings.current(db), try ContainerSettings.pending(db))
+        }
+    }
+
+    /// Sets the retention of versions and of the trash (seconds; nil keeps what is set) for
+    /// every device: committed with this device's next record, which this waits for. The
+    /// next prune applies it.
+    public func setRetention(versions: Int64?, trash: Int64?) async throws(SyncError) -> ContainerSettings {
+        if readOnly { throw SyncError(code: .readOnly, message: "the mount is read-only: it commits nothing") }
+        let valid = try await calls.write("cannot record the new retention") { db in
+            var settings = try ContainerSettings.pending(db) ?? ContainerSettings.current(db)
+            settings.retention.versions = versions ?? settings.retention.versions
+            settings.retention.trash = trash ?? settings.retention.trash
+            guard settings.retention.isValid else { return false }
+            try settings.makePending(db)
+            return true
+        }
+        guard valid else { throw SyncError(code: .invalid, message: "a retention is 0 to 36525 days") }
+        lastPrune = nil
+        try await syncNow()
+        return try await settings().current
+    }
+}

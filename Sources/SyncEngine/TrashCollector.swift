@@ -1,0 +1,91 @@
+import GRDB
+import ItemModel
+import MetadataStore
+
+/// Gathers the trash entries of one record's deletes (remote or our own commit): each
+/// delete is noted before the item's committed snapshot goes, with what the committed
+/// tree still holds under it; at the end of the record, items whose folder the record
+/// also deleted join that folder's entry. Every device that applies the record gathers
+/// the same entries from the same committed tree, so the trash is shared.
+struct TrashCollector {
+    private struct Noted {
+        var snapshot: ItemSnapshot
+        var folder: [ByteString]
+        var held: [ItemSnapshot]
+    }
+
+    private var noted: [ItemID: Noted] = [:]
+    private var order: [ItemID] = []
+
+    /// Call before the item's base snapshot is removed. Items never committed have none:
+    /// nothing of them is in the store, so there is nothing to restore.
+    mutating func note(deleting id: ItemID, _ db: Database) throws {
+        guard noted[id] == nil, let snapshot = try BaseSnapshots.find(id, db) else { return }
+        noted[id] = Noted(snapshot: snapshot, folder: try Self.folder(of: snapshot, db), held: try Self.subtree(of: id, db))
+        order.append(id)
+    }
+
+    /// Writes the record's entries and starts over.
+    mutating func record(seq: UInt64, device: String, time: Int64, _ db: Database) throws {
+        defer {
+            noted = [:]
+            order = []
+        }
+        var members: [ItemID: [ItemSnapshot]] = [:]
+        var tops: [ItemID] = []
+        for id in order {
+            guard let item = noted[id] else { continue }
+            var top = id
+            var seen: Set<ItemID> = [id]
+            while let parent = noted[top]?.snapshot.parent, noted[parent] != nil, seen.insert(parent).inserted { top = parent }
+            if top == id { tops.append(id) }
+            members[top, default: []].append(contentsOf: [item.snapshot] + item.held)
+        }
+        for id in tops {
+            guard let top = noted[id] else { continue }
+            let items = Self.parentsFirst(from: top.snapshot, members[id] ?? [])
+            try TrashEntries.add(TrashEntry(seq: seq, device: device, time: time, folder: top.folder, items: items), db)
+        }
+    }
+
+    /// The names of the committed folders above the item, from the root.
+    private static func folder(of snapshot: ItemSnapshot, _ db: Database) throws -> [ByteString] {
+        var names: [ByteString] = []
+        var parent = snapshot.parent
+        var seen: Set<ItemID> = []
+        while parent != .root, seen.insert(parent).inserted, let folder = try BaseSnapshots.find(parent, db) {
+            names.append(folder.name)
+            parent = folder.parent
+        }
+        return names.reversed()
+    }
+
+    /// What the committed tree holds under the item (a writer that deleted a folder with
+    /// things in it, or a record that deleted them first).
+    private static func subtree(of id: ItemID, _ db: Database) throws -> [ItemSnapshot] {
+        var found: [ItemSnapshot] = []
+        var queue = [id]
+        var seen: Set<ItemID> = [id]
+        while let next = queue.popLast() {
+            for child in try BaseSnapshots.children(of: next, db) where seen.insert(child).inserted {
+                guard let snapshot = try BaseSnapshots.find(child, db) else { continue }
+                found.append(snapshot)
+                queue.append(child)
+            }
+        }
+        return found
+    }
+
+    /// The top item, then everything reachable from it, each folder before its contents.
+    private static func parentsFirst(from top: ItemSnapshot, _ items: [ItemSnapshot]) -> [ItemSnapshot] {
+        let children = Dictionary(grouping: items.filter { $0.id != top.id }, by: \.parent)
+        var ordered = [top]
+        var seen: Set<ItemID> = [top.id]
+        var index = 0
+        while index < ordered.count {
+            for child in children[ordered[index].id] ?? [] where seen.insert(child.id).inserted { ordered.append(child) }
+            index += 1
+        }
+        return ordered
+    }
+}
