@@ -60,7 +60,7 @@ EXTRA = r"""
 \fBmount \-t fuse.ubiqfs\fR \fISTORE\fR \fIMOUNTPOINT\fR \fB\-o\fR \fIOPTIONS\fR runs
 \fBubiqfs\fR \fISTORE\fR \fIMOUNTPOINT\fR \fB\-o\fR \fIOPTIONS\fR through mount.fuse3, which is
 the same as \fBubiqfs mount\fR \fIMOUNTPOINT\fR \fB\-\-store\fR \fISTORE\fR with these options:
-\fBstate\-dir=\fR, \fBcontainer=\fR, \fBdevice=\fR, \fBcache\-size=\fR, \fBkeep\-versions=\fR,
+\fBstate\-dir=\fR, \fBcontainer=\fR, \fBdevice=\fR, \fBcache\-size=\fR, \fBkeep\-versions=\fR (deprecated, ignored),
 \fBlog\-level=\fR (or with underscores), \fBallow_other\fR, \fBnoexec\fR and \fBro\fR. Generic options (\fBrw\fR,
 \fBnodev\fR, \fBnosuid\fR, \fBnoatime\fR, \fB_netdev\fR, \fBnofail\fR, \fBx\-systemd.*\fR...) are
 accepted; \fBnoexec\fR and \fBro\fR are honoured; \fBsync\fR, \fBdirsync\fR and \fBmand\fR are

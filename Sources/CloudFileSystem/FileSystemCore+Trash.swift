@@ -48,7 +48,7 @@ extension FileSystemCore {
             cache.remove(ino)
             downloads.partials.forget(ino)
         }
-        if let added { notifier.invalidate([.entry(parent: folder, name: added.bytes)]) }
+        notifier.invalidate(added.map { .entry(parent: $0.parent, name: $0.name.bytes) })
         sync.localChange()
         emit(.created, restored, detail: "restored from the trash")
         return self.path(of: restored)
@@ -56,19 +56,19 @@ extension FileSystemCore {
 
     /// In one transaction: the missing folders, then the entry's items that lead to the
     /// target and what the target held, parents first. Returns the restored target, the
-    /// name added to `folder`, if any (a live folder of the entry may be used as it is),
-    /// and the rows of deleted items brought back.
+    /// names added to folders that were here (the kernel may remember them as absent), and
+    /// the rows of deleted items brought back.
     private static func restore(
         _ target: ItemID, of entry: TrashEntry, under folder: Inode, making missing: [ByteString], isOpen: (Inode) -> Bool, _ db: Database
-    ) throws -> (Inode, ByteString?, [Inode]) {
+    ) throws -> (Inode, [(parent: Inode, name: ByteString)], [Inode]) {
         _ = try liveDirectory(folder, db)
         let now = Timestamp.now()
         try ItemRow.touchFolders([folder], now: now, db)
         var parent = folder
-        var added: ByteString?
+        var added: [(parent: Inode, name: ByteString)] = []
         for name in missing {
             let free = try ItemRow.freeName(name, in: parent, db)
-            added = added ?? free
+            if parent == folder { added.append((folder, free)) }
             var row = ItemRow(id: .random(), parent: parent, name: free, kind: .directory, mode: 0o755, uid: getuid(), gid: getgid(), size: 0, mtime: now)
             row.contentState = .local
             row.markChanged(.metadata, now: now)
@@ -77,6 +77,7 @@ extension FileSystemCore {
         }
         let wanted = entry.restoring(target)
         var placed: [ItemID: Inode] = [entry.top.parent: parent]
+        var existed: Set<Inode> = missing.isEmpty ? [folder] : []
         var changedFolders: Set<Inode> = []
         var revived: [Inode] = []
         for item in entry.items where wanted.contains(item.id) {
@@ -84,7 +85,10 @@ extension FileSystemCore {
             let existing = try ItemRow.find(id: item.id, db)
             if let existing, !existing.deleted {
                 // Here again (restored before, or kept): what it held comes back into it.
-                if existing.itemKind == .directory { placed[item.id] = existing.inode }
+                if existing.itemKind == .directory {
+                    placed[item.id] = existing.inode
+                    existed.insert(existing.inode)
+                }
                 continue
             }
             // The row of a deleted item the kernel still knows is brought back as it is; one
@@ -93,7 +97,7 @@ extension FileSystemCore {
             let row = try place(item, into: into, reviving: reusable, newID: existing != nil && reusable == nil, now: now, db)
             if reusable != nil { revived.append(row.inode) }
             placed[item.id] = row.inode
-            if into == folder { added = added ?? row.itemName }
+            if existed.contains(into) { added.append((into, row.itemName)) }
             if into != folder { changedFolders.insert(into) }
         }
         try ItemRow.touchFolders(Array(changedFolders), now: now, db)

@@ -34,9 +34,7 @@ struct StatusCommand: ParsableCommand {
         }
         let response = try ControlClient.send(ControlRequest(command: "status"), mountpoint: target.mountpoint)
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(response), as: UTF8.self))
+            try StatusCommand.printJSON(response)
             return
         }
         guard let status = response.status else { return }
@@ -88,13 +86,24 @@ struct StatusCommand: ParsableCommand {
         if let error = ItemXattrs.get(path, "user.ubiqfs.error") { fields.append(("error", error)) }
         if json {
             let object = Dictionary(fields, uniquingKeysWith: { first, _ in first })
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(object), as: UTF8.self))
+            try StatusCommand.printJSON(object)
             return
         }
         print(path)
         for (name, value) in fields { print("  \(name + ":")\(String(repeating: " ", count: max(1, 14 - name.count)))\(value)") }
+    }
+
+    static func printJSON(_ value: some Encodable) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+
+    /// Local time, to the second, as the listings print it.
+    static var dateFormatter: DateFormatter {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        return formatter
     }
 
     static func size(_ bytes: Int64) -> String {

@@ -24,13 +24,10 @@ struct TrashListCommand: ParsableCommand {
         let (mountpoint, _) = try ControlClient.locate(mountpoint)
         let entries = try ControlClient.send(ControlRequest(command: "trash"), mountpoint: mountpoint).trash ?? []
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(entries), as: UTF8.self))
+            try StatusCommand.printJSON(entries)
             return
         }
-        let formatter = DateFormatter()
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        let formatter = StatusCommand.dateFormatter
         print("DELETED              DEVICE        SIZE        JOURNAL  PATH")
         for entry in entries {
             let date = formatter.string(from: Date(timeIntervalSince1970: entry.deleted))
@@ -73,7 +70,7 @@ struct RetentionCommand: ParsableCommand {
 
     func run() throws {
         for days in [versions, trash].compactMap({ $0 }) where !(0...36525).contains(days) {
-            throw CommandFailure("a retention is 0 to 36525 days, not \(days)")
+            throw CommandFailure("a retention is 0 to 36525 days, not \(RetentionCommand.days(days))")
         }
         let (mountpoint, _) = try ControlClient.locate(mountpoint)
         let request = ControlRequest(command: "retention", versionsDays: versions, trashDays: trash)

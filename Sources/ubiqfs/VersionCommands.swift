@@ -16,13 +16,10 @@ struct VersionsCommand: ParsableCommand {
         let response = try ControlClient.send(ControlRequest(command: "versions", path: inside), mountpoint: mountpoint)
         let versions = response.versions ?? []
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(versions), as: UTF8.self))
+            try StatusCommand.printJSON(versions)
             return
         }
-        let formatter = DateFormatter()
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        let formatter = StatusCommand.dateFormatter
         print("VERSION  DATE                 SIZE       DEVICE")
         for version in versions {
             let date = formatter.string(from: Date(timeIntervalSince1970: version.time))

@@ -241,6 +241,39 @@ import Testing
             """)
     }
 
+    @Test func trashAndRetentionFromTheCommandLine() async throws {
+        let fixture = try MountFixture()
+        let a = try await fixture.mount("a")
+        // The deprecated per-device option still mounts (and is ignored).
+        let b = try await fixture.mount("b", extra: ["--keep-versions", "5"])
+        let bin = MountFixture.binary
+        try await fixture.sh("""
+            \(Self.helpers)
+            mkdir -p \(a)/proj/src && echo 'int main(void) { return 0; }' > \(a)/proj/src/main.c && echo notes > \(a)/proj/notes.txt
+            \(bin) sync --wait \(a)
+            rm -rf \(a)/proj
+            \(bin) sync --wait \(a)
+            waitfor '\(bin) trash \(b) | grep -q "/proj (folder, 3 items inside)"'
+            \(bin) trash \(b) --json > trash.json
+            python3 -c 'import json; [e] = json.load(open("trash.json")); assert e["path"] == "/proj" and e["device"] == "a" and e["items"] == 4, e'
+            # One file from inside the deleted folder, on the other device.
+            \(bin) trash restore \(b)/proj/src/main.c | grep -q "restored \(b)/proj/src/main.c"
+            grep -q 'int main' \(b)/proj/src/main.c
+            test ! -e \(b)/proj/notes.txt
+            \(bin) sync --wait \(b)
+            waitfor 'grep -q "int main" \(a)/proj/src/main.c'
+            \(bin) trash restore \(a)/proj && test "$(cat \(a)/proj/notes.txt)" = notes
+            fails \(bin) trash restore \(a)/never/there 2>err.txt
+            grep -q 'not in the trash' err.txt
+            # Retention is the container's: set on a, b follows.
+            \(bin) retention \(b) > before.txt && grep -q 'versions: 30 days' before.txt && grep -q 'trash: 30 days' before.txt
+            \(bin) retention \(a) --versions 7 --trash 14 | grep -q 'trash: 14 days'
+            waitfor '\(bin) retention \(b) | grep -q "versions: 7 days"'
+            fails \(bin) retention \(a) --versions=-1 2>err.txt
+            grep -q '0 to 36525 days' err.txt
+            """)
+    }
+
     @Test func anUnreachableStoreIsNeverMistakenForDeletions() async throws {
         let fixture = try MountFixture()
         let a = try await fixture.mount("a")
