@@ -22,6 +22,9 @@ public protocol ContainerStore: Sendable {
     /// Keys that start with `prefix` and sort after `startAfter`, in ascending byte order, at most `limit`.
     func list(prefix: String, startAfter: String?, limit: Int) async throws(StoreError) -> [String]
 
+    /// `list` with each object's size.
+    func listObjects(prefix: String, startAfter: String?, limit: Int) async throws(StoreError) -> [StoredObject]
+
     /// Removes an object; removing an absent object is not an error.
     func delete(_ key: String) async throws(StoreError)
 
@@ -46,6 +49,23 @@ extension ContainerStore {
     public func verify() async throws(StoreError) {}
 
     public var congestion: StoreCongestion? { nil }
+
+    /// Sizes unknown (-1): for stores that only wrap another (tests).
+    public func listObjects(prefix: String, startAfter: String?, limit: Int) async throws(StoreError) -> [StoredObject] {
+        try await list(prefix: prefix, startAfter: startAfter, limit: limit).map { StoredObject(key: $0, size: -1) }
+    }
+
+    /// Every object under `prefix`, following pages.
+    public func listAllObjects(prefix: String) async throws(StoreError) -> [StoredObject] {
+        var objects: [StoredObject] = []
+        var cursor: String?
+        while true {
+            let page = try await listObjects(prefix: prefix, startAfter: cursor, limit: 1000)
+            objects += page
+            guard page.count == 1000, let last = page.last else { return objects }
+            cursor = last.key
+        }
+    }
 
     public func get(_ key: String) async throws(StoreError) -> [UInt8] {
         try await get(key, range: nil)

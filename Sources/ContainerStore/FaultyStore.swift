@@ -105,6 +105,11 @@ public final class FaultyStore: ContainerStore {
         return try await base.list(prefix: prefix, startAfter: startAfter, limit: limit)
     }
 
+    public func listObjects(prefix: String, startAfter: String?, limit: Int) async throws(StoreError) -> [StoredObject] {
+        try await inject(prefix)
+        return try await base.listObjects(prefix: prefix, startAfter: startAfter, limit: limit)
+    }
+
     public func delete(_ key: String) async throws(StoreError) {
         try await inject(key)
         try await base.delete(key)

@@ -63,6 +63,13 @@ public final class InMemoryStore: ContainerStore {
         }
     }
 
+    public func listObjects(prefix: String, startAfter: String?, limit: Int) async throws(StoreError) -> [StoredObject] {
+        try access { state in
+            let keys = state.objects.keys.filter { key in key.hasPrefix(prefix) && (startAfter.map { key > $0 } ?? true) }
+            return keys.sorted().prefix(limit).map { StoredObject(key: $0, size: Int64(state.objects[$0]?.count ?? 0)) }
+        }
+    }
+
     public func delete(_ key: String) async throws(StoreError) {
         try access { _ = $0.objects.removeValue(forKey: key) }
     }

@@ -90,13 +90,22 @@ public struct LocalFolderStore: ContainerStore {
     }
 
     public func list(prefix: String, startAfter: String?, limit: Int) async throws(StoreError) -> [String] {
+        try await listObjects(prefix: prefix, startAfter: startAfter, limit: limit, sized: false).map(\.key)
+    }
+
+    public func listObjects(prefix: String, startAfter: String?, limit: Int) async throws(StoreError) -> [StoredObject] {
+        try await listObjects(prefix: prefix, startAfter: startAfter, limit: limit, sized: true)
+    }
+
+    /// `sized`: each object's size too (one `fstatat` each).
+    private func listObjects(prefix: String, startAfter: String?, limit: Int, sized: Bool) async throws(StoreError) -> [StoredObject] {
         // Prefixes name a folder plus the start of a file name ("journal/" or "blocks/ab").
         let slash = prefix.lastIndex(of: "/")
         let folder = slash.map { String(prefix[..<$0]) } ?? ""
         let namePrefix = slash.map { String(prefix[prefix.index(after: $0)...]) } ?? prefix
         if !folder.isEmpty { _ = try path(folder) }
         let directory = folder.isEmpty ? base : base + "/" + folder
-        return try await OffloadedWork.run { () throws(StoreError) -> [String] in
+        return try await OffloadedWork.run { () throws(StoreError) -> [StoredObject] in
             guard let dir = opendir(directory) else {
                 let code = errno
                 if code == ENOENT {
@@ -117,7 +126,11 @@ public struct LocalFolderStore: ContainerStore {
                 keys.append(key)
             }
             keys.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            return Array(keys.prefix(limit))
+            return keys.prefix(limit).map { key in
+                var info = stat()
+                let size: Int64 = sized && fstatat(dirfd(dir), String(key.split(separator: "/").last ?? ""), &info, AT_SYMLINK_NOFOLLOW) == 0 ? Int64(info.st_size) : -1
+                return StoredObject(key: key, size: size)
+            }
         }
     }
 

@@ -6,12 +6,22 @@ public enum ContainerLayout {
     public static let blockPrefix = "blocks/"
     public static let checkpointPrefix = "checkpoints/"
     public static let packPrefix = "packs/"
+    /// The collector's lease and lists (format 2).
+    public static let gcPrefix = "gc/"
+    public static let leasePrefix = "gc/lease-"
 
     /// 20 zero-padded digits, so lexicographic order (what stores list in) is numeric order.
     public static func journalKey(_ seq: UInt64) -> String { journalPrefix + padded(seq) }
     public static func checkpointKey(_ seq: UInt64) -> String { checkpointPrefix + padded(seq) }
     public static func blockKey(_ hash: String) -> String { blockPrefix + hash }
     public static func packKey(_ pack: String) -> String { packPrefix + pack }
+    public static func leaseKey(_ number: UInt64) -> String { leasePrefix + padded(number) }
+    public static func condemnedKey(_ run: String) -> String { gcPrefix + run + ".condemned" }
+
+    /// The object holding a block's bytes; nil for a block carried inline by its record.
+    public static func objectKey(of block: BlockReference) -> String? {
+        block.inline == nil ? location(of: block).key : nil
+    }
 
     /// Where a block's bytes are: its own object, or a range of a pack.
     public static func location(of block: BlockReference) -> (key: String, range: Range<Int64>?) {

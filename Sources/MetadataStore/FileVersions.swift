@@ -35,18 +35,25 @@ public enum FileVersions {
         try Row.fetchOne(db, sql: "SELECT * FROM version WHERE id = ? AND seq = ?", arguments: [id.rawValue, Int64(seq)]).map(decode)
     }
 
+    /// The blocks of every version kept (what a collector must not delete).
+    public static func allBlocks(_ db: Database) throws -> [[BlockReference]] {
+        let decoder = JSONDecoder()
+        return try Data.fetchAll(db, sql: "SELECT blocks FROM version").map { try decoder.decode([BlockReference].self, from: $0) }
+    }
+
     static func latest(_ id: ItemID, _ db: Database) throws -> FileVersion? {
         try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM version WHERE id = ? ORDER BY seq DESC LIMIT 1"), arguments: [id.rawValue]).map(decode)
     }
 
     /// Forgets versions committed before `cutoff` (ns), except each file's newest, and
-    /// the versions of items that no longer exist here and are not in the trash (a file
-    /// restored from the trash keeps its history). Returns how many went.
+    /// the versions of items deleted here and not in the trash (a file restored from the
+    /// trash keeps its history). Returns how many went.
     @discardableResult
     public static func prune(before cutoff: Int64, _ db: Database) throws -> Int {
         try db.execute(sql: """
             DELETE FROM version WHERE (time < ? AND seq < (SELECT max(seq) FROM version AS newer WHERE newer.id = version.id))
-               OR (NOT EXISTS (SELECT 1 FROM item WHERE item.id = version.id) AND NOT EXISTS (SELECT 1 FROM trashed WHERE trashed.id = version.id))
+               OR (NOT EXISTS (SELECT 1 FROM item WHERE item.id = version.id AND item.deleted = 0)
+                   AND NOT EXISTS (SELECT 1 FROM trashed WHERE trashed.id = version.id))
             """, arguments: [cutoff])
         return db.changesCount
     }

@@ -113,14 +113,21 @@ public struct S3Store: ContainerStore {
     }
 
     public func list(prefix: String, startAfter: String?, limit: Int) async throws(StoreError) -> [String] {
+        try await listObjects(prefix: prefix, startAfter: startAfter, limit: limit).map(\.key)
+    }
+
+    /// ListObjectsV2: each `Contents` has one `Key` and one `Size`, in that order.
+    public func listObjects(prefix: String, startAfter: String?, limit: Int) async throws(StoreError) -> [StoredObject] {
         var query = [("list-type", "2"), ("prefix", basePrefix + prefix), ("max-keys", String(max(1, min(limit, 1000))))]
         if let startAfter { query.append(("start-after", basePrefix + startAfter)) }
         let response = try await send("GET", bucketPath, query: query, what: "list \(prefix)")
         guard response.status == 200 else { throw failure(response, "cannot list \(prefix)") }
         let document = String(decoding: response.body, as: UTF8.self)
         let base = basePrefix
-        return S3XML.values(of: "Key", in: document).compactMap { key in
-            key.hasPrefix(base) ? String(key.dropFirst(base.count)) : nil
+        let keys = S3XML.values(of: "Key", in: document)
+        let sizes = S3XML.values(of: "Size", in: document)
+        return zip(keys, sizes.count == keys.count ? sizes : keys.map { _ in "-1" }).compactMap { key, size in
+            key.hasPrefix(base) ? StoredObject(key: String(key.dropFirst(base.count)), size: Int64(size) ?? -1) : nil
         }.prefix(limit).map { $0 }
     }
 

@@ -18,6 +18,7 @@ struct ContentUploader: Sendable {
     let activity: any LocalActivity
     let transfers: TransferTable
     let gate: TransferGate
+    let condemned: CondemnedObjects
     let uncertain = UncertainBlocks()
     var reader: LocalContentReader { LocalContentReader(cache: cache, coordinator: coordinator) }
 
@@ -148,6 +149,9 @@ struct ContentUploader: Sendable {
     private func storeBlock(_ bytes: [UInt8], name: String, ticket: TransferGate.Ticket) async throws(SyncError) -> BlockReference {
         do throws(SyncError) {
             let hash = await OffloadedWork.run { ContentHasher.sha256Hex(bytes) }
+            if info.format >= 2 && condemned.contains(ContainerLayout.blockKey(hash)) {
+                return try await storeAnew(bytes, hash: hash, name: name, ticket: ticket)
+            }
             let key = ContainerLayout.blockKey(hash)
             let askFirst = bytes.count > Self.blindPutLimit || uncertain.contains(hash)
             let stored = askFirst ? try await calls.store("cannot upload \(name)") { store throws(StoreError) in try await store.exists(key) } : false
@@ -167,5 +171,15 @@ struct ContentUploader: Sendable {
             ticket.finish(completed: false)
             throw error
         }
+    }
+
+    /// A block whose object a collector condemned goes to a pack of its own (a fresh key):
+    /// a put of the condemned key could be deleted by the sweep right after.
+    private func storeAnew(_ bytes: [UInt8], hash: String, name: String, ticket: TransferGate.Ticket) async throws(SyncError) -> BlockReference {
+        let pack = ItemID.random().rawValue
+        try await ticket.pace(Int64(bytes.count))
+        try await calls.store("cannot upload \(name)") { store throws(StoreError) in try await store.put(ContainerLayout.packKey(pack), bytes) }
+        ticket.finish(completed: true, moved: Int64(bytes.count))
+        return BlockReference(hash: hash, length: Int64(bytes.count), pack: pack, offset: 0)
     }
 }

@@ -11,4 +11,9 @@ public enum SettingKey {
     /// here waiting for the next record of this device.
     public static let containerSettings = "containerSettings"
     public static let pendingSettings = "pendingSettings"
+    /// The checkpoint this device started from (none: it replayed the journal from 1, so
+    /// it knows the whole history and may collect).
+    public static let historyFrom = "historyFrom"
+    /// The last collection's `CollectionReport` (JSON), for `ubiqfs status`.
+    public static let lastCollection = "lastCollection"
 }

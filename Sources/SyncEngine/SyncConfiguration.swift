@@ -32,8 +32,12 @@ public struct SyncConfiguration: Sendable {
     /// How long that last push waits for a store that does not answer (unreachable or
     /// hanging) before it leaves what is pending for the next mount.
     public var shutdownStallLimit: Duration = .seconds(6)
-    /// How long earlier versions of a file stay listed and restorable (the newest always does).
-    public var versionRetention: Duration = .seconds(30 * 24 * 3600)
+    /// Collection's grace period (format 2): a collector deletes what it condemned only
+    /// this long after, and a writer lists the condemned objects at most a quarter of it
+    /// before each commit. Every device of a container must use the same (tests shorten it).
+    public var collectionGrace: Duration = .seconds(3600)
+    /// How often a device that can collect does so by itself (about daily; 0: never).
+    public var collectionInterval: Duration = .seconds(24 * 3600)
     /// A read-only mount: other devices' changes are applied, nothing is ever pushed (a
     /// change left pending by an earlier read-write mount waits for the next one).
     public var readOnly = false

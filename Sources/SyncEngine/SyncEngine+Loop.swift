@@ -95,13 +95,14 @@ extension SyncEngine {
                 switch try await push() {
                 case .idle: break cycleRounds
                 case .raced: races += 1
-                case .committed: break
+                case .committed, .retry: break
                 }
             }
             reachability.set(online: true)
             lastError = nil
             lastSync = Date()
             await pruneHistory()
+            await collectWhenDue()
             return .success(())
         } catch {
             // Unmounting cancelled the loop mid-cycle: what is pending stays for the last push.

@@ -217,6 +217,9 @@ extension SyncEngine {
         record.settings = settings
         logger.info("loading checkpoint \(seq) with \(ordered.count) items")
         try await apply(record, seq: seq)
+        _ = try await calls.write("cannot record where the history starts") { db in
+            try MetadataStore.setSetting(SettingKey.historyFrom, String(seq), db)
+        }
     }
 
     /// Drops rows of deleted items that nothing references any more, and their content.

@@ -9,7 +9,9 @@ import MetadataStore
 /// (`ContentUploader`), committed as the next journal record with put-if-absent; a lost
 /// race is settled by the next pull (the rebase).
 extension SyncEngine {
-    enum PushResult { case idle, committed, raced }
+    /// `retry`: nothing was committed, but content was marked to go again (under fresh
+    /// keys, as a collector condemned its objects): the next round takes it.
+    enum PushResult { case idle, committed, raced, retry }
 
     func push() async throws(SyncError) -> PushResult {
         // Order first, then upload only what this record takes: uploading every pending
@@ -22,9 +24,9 @@ extension SyncEngine {
             row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && !isBeingWritten(row)
         }
         let uploaded = try await uploader.upload(files)
-        let plan = try await calls.read("cannot plan the push") { db in
+        let (plan, reuploading) = try await withoutObjectsAtRisk(calls.read("cannot plan the push") { db in
             try PushPlan.make(chosen: chosen, settled: settled, uploads: uploaded, db)
-        }
+        })
         if !plan.settled.isEmpty {
             let settled = plan.settled
             _ = try await calls.write("cannot settle local changes") { db in
@@ -34,7 +36,7 @@ extension SyncEngine {
             }
             await purgeDeleted()
         }
-        guard !plan.entries.isEmpty || settings != nil else { return .idle }
+        guard !plan.entries.isEmpty || settings != nil else { return reuploading ? .retry : .idle }
         let seq = lastSeq + 1
         var record = JournalRecord(
             device: device.id, deviceName: device.name, commit: ItemID.random().rawValue, time: Timestamp.now(),

@@ -30,6 +30,8 @@ public actor SyncEngine {
     let reachability: StoreReachability
     let calls: SyncCalls
     let uploader: ContentUploader
+    /// What collectors condemned, as this writer last listed it (format 2).
+    let condemned: CondemnedObjects
     /// Content transfers in flight, per direction (`ubiqfs status`).
     public nonisolated let gates: TransferGates
     let logger: Logger
@@ -55,6 +57,10 @@ public actor SyncEngine {
     /// Failed cycles in a row: the next poll backs off exponentially (with jitter).
     var failures = 0
     var lastPrune: ContinuousClock.Instant?
+    /// A collection this device started by itself, and when the engine started (the first
+    /// one waits a whole interval).
+    var collecting: Task<Void, Never>?
+    let started = Timestamp.now()
     var syncRequested = false
     var syncWaiters: [CheckedContinuation<Result<Void, SyncError>, Never>] = []
     /// Waiting for a pull alone (`pullNow`).
@@ -112,9 +118,10 @@ public actor SyncEngine {
         readOnly = configuration.readOnly
         self.logger = logger
         calls = SyncCalls(store: store, metadata: metadata, timeout: configuration.storeTimeout, reachability: reachability)
+        condemned = CondemnedObjects(grace: configuration.collectionGrace)
         uploader = ContentUploader(
             calls: calls, info: info, cache: cache, coordinator: coordinator, activity: activity,
-            transfers: transfers, gate: gates.upload
+            transfers: transfers, gate: gates.upload, condemned: condemned
         )
         do {
             lastSeq = UInt64(try metadata.setting(SettingKey.lastSeq) ?? "0") ?? 0
@@ -142,6 +149,8 @@ public actor SyncEngine {
     /// how many items that is.
     @discardableResult
     public func shutdown() async -> Int {
+        collecting?.cancel()
+        collecting = nil
         watch?.stop()
         watch = nil
         loop?.cancel()

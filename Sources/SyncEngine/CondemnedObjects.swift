@@ -1,0 +1,52 @@
+import ContainerStore
+import Foundation
+import ItemModel
+import Synchronization
+
+/// What collectors have condemned (`gc/<run>.condemned`), as a writer of a format-2
+/// container must know it before each commit (docs/CONTAINER-FORMAT.md, rule W): listed
+/// again whenever the last listing started more than a quarter of the grace period ago,
+/// so a commit always follows a listing by less than half of it. A list is read once
+/// (lists never change but for `swept`, which a writer need not see).
+final class CondemnedObjects: Sendable {
+    private struct State {
+        var lists: [String: Set<String>] = [:]
+        var listedAt: ContinuousClock.Instant?
+        var keys: Set<String> = []
+    }
+
+    private let state = Mutex(State())
+    let grace: Duration
+
+    init(grace: Duration) {
+        self.grace = grace
+    }
+
+    /// The condemned keys as of the last listing (empty before the first): for choosing
+    /// a fresh key up front; the commit checks against `current`.
+    func contains(_ key: String) -> Bool {
+        state.withLock { $0.keys.contains(key) }
+    }
+
+    /// The condemned keys, listed again if the last listing is too old.
+    func current(_ calls: SyncCalls) async throws(SyncError) -> Set<String> {
+        let refresh = grace / 4
+        if let (keys, at) = state.withLock({ state in state.listedAt.map { (state.keys, $0) } }), ContinuousClock.now - at < refresh { return keys }
+        let started = ContinuousClock.now
+        let names = try await calls.store("cannot list the collector's lists") { store throws(StoreError) in
+            try await store.listAll(prefix: ContainerLayout.gcPrefix)
+        }.filter { $0.hasSuffix(".condemned") }
+        let known = state.withLock { Set($0.lists.keys) }
+        var lists = state.withLock { $0.lists.filter { names.contains($0.key) } }
+        for name in names where !known.contains(name) {
+            let bytes = try await calls.store("cannot read \(name)") { store throws(StoreError) in try await store.get(name) }
+            guard let list = try? RecordCodec.decode(CondemnedList.self, from: bytes) else {
+                throw SyncError(code: .corrupt, message: "\(name) is not a list of condemned objects; nothing is committed until it is readable or gone")
+            }
+            lists[name] = Set(list.keys)
+        }
+        let keys = lists.values.reduce(into: Set<String>()) { $0.formUnion($1) }
+        state.withLock { $0 = State(lists: lists, listedAt: started, keys: keys) }
+        return keys
+    }
+}

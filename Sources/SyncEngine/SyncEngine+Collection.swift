@@ -1,0 +1,82 @@
+import ContainerStore
+import Foundation
+import GRDB
+import Inodes
+import ItemModel
+import MetadataStore
+
+/// The writer's side of collection (format 2, rule W of docs/CONTAINER-FORMAT.md): a
+/// record names no object that a collector has condemned, and no object this push did not
+/// write and the committed tree does not name unless it was seen to exist after the last
+/// listing of `gc/`. Entries that would are left out of the record: their content is
+/// uploaded again under fresh keys (downloaded first if it is not here).
+extension SyncEngine {
+    /// Leaves out of `plan` the entries that would name an object at risk, and starts what
+    /// brings them back (true: some local content is to be uploaded again); the listing
+    /// this relies on is at most a quarter of the grace old.
+    func withoutObjectsAtRisk(_ plan: PushPlan) async throws(SyncError) -> (PushPlan, Bool) {
+        guard info.format >= 2 else { return (plan, false) }
+        let condemned = try await self.condemned.current(calls)
+        var risky: Set<Inode> = []
+        var reused: [(ino: Inode, id: ItemID, keys: [String])] = []
+        for entry in plan.entries {
+            guard case .upsert(let item) = entry.change, let blocks = item.blocks, !blocks.isEmpty else { continue }
+            let keys = blocks.compactMap(ContainerLayout.objectKey(of:))
+            if keys.contains(where: condemned.contains) {
+                risky.insert(entry.ino)
+            } else if entry.upload == nil && !keys.isEmpty {
+                reused.append((entry.ino, item.id, keys))
+            }
+        }
+        risky.formUnion(try await missing(reused))
+        guard !risky.isEmpty else { return (plan, false) }
+        var kept = plan
+        kept.entries.removeAll { risky.contains($0.ino) }
+        return (kept, try await reupload(risky))
+    }
+
+    /// Of entries naming objects this push did not write, those whose objects the item's
+    /// committed snapshot does not name and the store does not have.
+    private func missing(_ reused: [(ino: Inode, id: ItemID, keys: [String])]) async throws(SyncError) -> Set<Inode> {
+        guard !reused.isEmpty else { return [] }
+        let committed = try await calls.read("cannot read committed items") { db in
+            try reused.map { entry in
+                let blocks = try BaseSnapshots.find(entry.id, db)?.blocks ?? []
+                return Set(blocks.compactMap(ContainerLayout.objectKey(of:)))
+            }
+        }
+        var checked: [String: Bool] = [:]
+        var missing: Set<Inode> = []
+        for (entry, known) in zip(reused, committed) {
+            for key in entry.keys where !known.contains(key) {
+                if checked[key] == nil {
+                    checked[key] = try await calls.store("cannot check \(key)") { store throws(StoreError) in try await store.exists(key) }
+                }
+                if checked[key] == false { missing.insert(entry.ino) }
+            }
+        }
+        return missing
+    }
+
+    /// Content here is uploaded again (the uploader avoids condemned keys); content not
+    /// here is fetched first, while its objects still exist. True if any is here.
+    private func reupload(_ inos: Set<Inode>) async throws(SyncError) -> Bool {
+        let rows = try await calls.read("cannot read items") { db in try inos.compactMap { try ItemRow.find(ino: $0, db) } }
+        let local = rows.filter { $0.contentState == .local }.map(\.inode)
+        _ = try await calls.write("cannot mark content for upload") { db in
+            for ino in local {
+                guard var row = try ItemRow.find(ino: ino, db) else { continue }
+                row.markChanged(.content, now: Timestamp.now())
+                try row.update(db)
+            }
+        }
+        let absent = rows.filter { $0.contentState != .local }
+        for row in absent {
+            let message = "\(row.itemName): its content in the store is being collected; it is downloaded and uploaded again before its change is pushed"
+            logger.warning("\(message)")
+            remember(message, in: &errors)
+        }
+        downloads.prefetch(absent.map(\.inode))
+        return !local.isEmpty
+    }
+}

@@ -1,0 +1,140 @@
+import ContainerStore
+import Foundation
+import ItemModel
+import MetadataStore
+
+/// Collection of a format-2 container (`ubiqfs gc`, and about daily by itself): one
+/// collector at a time by the lease, a grace period between mark and sweep.
+extension SyncEngine {
+    /// Runs a whole collection: mark, condemn, wait `grace`, sweep. Throws if this device
+    /// cannot collect (format 1, read-only, history incomplete) or another holds the lease.
+    public func collect(grace: Duration? = nil) async throws(SyncError) -> CollectionReport {
+        let grace = grace ?? configuration.collectionGrace
+        try await checkCanCollect()
+        let run = ItemID.random().rawValue
+        let lease = try await takeLease(run: run, holding: grace * 2 + min(grace * 3, .seconds(600)))
+        let collector = Collector(calls: calls, device: device, logger: logger)
+        var report = CollectionReport()
+        try await pullNow()
+        let head = lastSeq
+        // The mark keeps what the retention keeps now, not at the last prune.
+        lastPrune = nil
+        await pruneHistory()
+        report.time = Timestamp.now()
+        let mark = try await collector.mark(including: held.values.map(\.operation))
+        (report.live, report.history, report.trash) = (mark.live.values.reduce(0, +), mark.history.values.reduce(0, +), mark.trash.values.reduce(0, +))
+        let garbage = try await collector.garbage(mark, report: &report)
+        report.condemned = garbage.count
+        if !garbage.isEmpty {
+            var list = CondemnedList(
+                run: run, device: device.id, head: head, created: report.time, keys: garbage.map(\.key), bytes: report.garbage
+            )
+            let key = ContainerLayout.condemnedKey(run)
+            try await putList(list, key)
+            logger.info("collection \(run): condemned \(garbage.count) objects (\(report.garbage) bytes); sweeping in \(grace)")
+            do { try await Task.sleep(for: grace) } catch { throw SyncError(code: .cancelled, message: "collection cancelled before its sweep") }
+            try await pullNow()
+            let rescued = try await collector.named(after: head, through: lastSeq)
+            try await collector.sweep(garbage, keeping: rescued, report: &report)
+            list.swept = true
+            try await putList(list, key)
+        }
+        try await dropOldLists()
+        _ = try? await calls.store("cannot release the collection lease") { store throws(StoreError) in try await store.delete(lease) }
+        try await remember(report)
+        logger.info("collection \(run): deleted \(report.deleted) objects (\(report.deletedBytes) bytes), rescued \(report.rescued)")
+        return report
+    }
+
+    /// Starts a collection in the background about once per `collectionInterval` (with a
+    /// tenth of jitter, so devices do not try in step), where this device can collect.
+    func collectWhenDue() async {
+        let interval = configuration.collectionInterval
+        guard info.format >= 2, !readOnly, collecting == nil, interval > .zero else { return }
+        let last = await lastCollection()?.time ?? started
+        let due = Double(interval.components.seconds) * Double.random(in: 1...1.1) * 1e9
+        guard Double(Timestamp.now() - last) >= due else { return }
+        collecting = Task {
+            do throws(SyncError) {
+                _ = try await self.collect()
+            } catch {
+                self.logger.notice("no collection now: \(error.message)")
+            }
+            self.collectionEnded()
+        }
+    }
+
+    private func collectionEnded() {
+        collecting = nil
+    }
+
+    /// The last collection's report (this device's), for `ubiqfs status`.
+    public func lastCollection() async -> CollectionReport? {
+        guard let text = try? await calls.read("cannot read the last collection", { db in try MetadataStore.setting(SettingKey.lastCollection, db) }) else {
+            return nil
+        }
+        return try? JSONDecoder().decode(CollectionReport.self, from: Data(text.utf8))
+    }
+
+    private func checkCanCollect() async throws(SyncError) {
+        guard info.format >= 2 else {
+            throw SyncError(code: .invalid, message: "collection needs a format-2 container (this one has format \(info.format)); format-1 stores keep everything")
+        }
+        if readOnly { throw SyncError(code: .readOnly, message: "the mount is read-only: it deletes nothing") }
+        let from = try await calls.read("cannot read the history's start") { db in try MetadataStore.setting(SettingKey.historyFrom, db) }
+        if let from {
+            throw SyncError(
+                code: .invalid,
+                message: "this device started from checkpoint \(from) and does not know the versions and deleted items before it; collect on a device that replayed the whole journal"
+            )
+        }
+    }
+
+    /// Takes `gc/lease-<n+1>` once lease n has expired (or is ours); returns its key.
+    private func takeLease(run: String, holding: Duration) async throws(SyncError) -> String {
+        let numbers = try await calls.store("cannot list the collection leases") { store throws(StoreError) in
+            try await store.listAll(prefix: ContainerLayout.leasePrefix)
+        }.compactMap { ContainerLayout.sequence(ofKey: $0, prefix: ContainerLayout.leasePrefix) }
+        let newest = numbers.max() ?? 0
+        if newest > 0, let bytes = try? await store.get(ContainerLayout.leaseKey(newest)),
+           let lease = try? RecordCodec.decode(CollectionLease.self, from: bytes), lease.expires > Timestamp.now(), lease.device != device.id {
+            throw SyncError(code: .busy, message: "\(lease.deviceName) is collecting this container (its lease runs out in \((lease.expires - Timestamp.now()) / 1_000_000_000) s)")
+        }
+        let key = ContainerLayout.leaseKey(newest + 1)
+        let lease = CollectionLease(run: run, device: device.id, deviceName: device.name, expires: Timestamp.now() + holding.components.seconds * 1_000_000_000)
+        let bytes: [UInt8]
+        do { bytes = try RecordCodec.encode(lease) } catch { throw SyncError(code: .store, message: "cannot encode the lease", cause: error) }
+        let won = try await calls.store("cannot take the collection lease") { store throws(StoreError) in try await store.putIfAbsent(key, bytes) }
+        guard won else { throw SyncError(code: .busy, message: "another device took the collection lease just now") }
+        for number in numbers where number <= newest {
+            _ = try? await store.delete(ContainerLayout.leaseKey(number))
+        }
+        return key
+    }
+
+    private func putList(_ list: CondemnedList, _ key: String) async throws(SyncError) {
+        let bytes: [UInt8]
+        do { bytes = try RecordCodec.encode(list) } catch { throw SyncError(code: .store, message: "cannot encode \(key)", cause: error) }
+        try await calls.store("cannot write \(key)") { store throws(StoreError) in try await store.put(key, bytes) }
+    }
+
+    /// Lists older than a week go: swept ones have told every writer, and an unswept one
+    /// (its collector was killed) is superseded by every later mark.
+    private func dropOldLists() async throws(SyncError) {
+        let names = try await calls.store("cannot list the collector's lists") { store throws(StoreError) in
+            try await store.listAll(prefix: ContainerLayout.gcPrefix)
+        }.filter { $0.hasSuffix(".condemned") }
+        for name in names {
+            guard let bytes = try? await store.get(name), let list = try? RecordCodec.decode(CondemnedList.self, from: bytes),
+                  list.created < Timestamp.now() - Collector.sweptListLife else { continue }
+            _ = try? await store.delete(name)
+        }
+    }
+
+    private func remember(_ report: CollectionReport) async throws(SyncError) {
+        let text = String(decoding: (try? JSONEncoder().encode(report)) ?? Data(), as: UTF8.self)
+        _ = try await calls.write("cannot record the collection") { db in
+            try MetadataStore.setSetting(SettingKey.lastCollection, text, db)
+        }
+    }
+}

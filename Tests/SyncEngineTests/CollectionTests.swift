@@ -1,0 +1,165 @@
+import ContainerStore
+import DeviceFixture
+import Foundation
+import ItemModel
+import MetadataStore
+@testable import SyncEngine
+import Testing
+
+/// Collection of a format-2 container: what nothing within retention names goes, and
+/// no record ever names an object that went, whatever writers and collectors do at once.
+@Suite struct CollectionTests {
+    static func formatTwo(grace: Duration = .milliseconds(400)) -> SyncConfiguration {
+        var configuration = PackTests.formatTwo
+        configuration.collectionGrace = grace
+        configuration.collectionInterval = .zero
+        return configuration
+    }
+
+    static func content(_ seed: UInt64, size: Int = 600_000) -> [UInt8] {
+        var random = SplitMix64(seed: seed)
+        return (0..<size).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+    }
+
+    static func objectBytes(_ store: InMemoryStore) async throws -> Int64 {
+        var total: Int64 = 0
+        for prefix in [ContainerLayout.blockPrefix, ContainerLayout.packPrefix] {
+            total += try await store.listAllObjects(prefix: prefix).reduce(0) { $0 + $1.size }
+        }
+        return total
+    }
+
+    static func waitForList(_ store: InMemoryStore) async throws {
+        for _ in 0..<500 where !store.keys.contains(where: { $0.hasSuffix(".condemned") }) { try await Task.sleep(for: .milliseconds(20)) }
+        try #require(store.keys.contains { $0.hasSuffix(".condemned") }, "no collector wrote its list")
+    }
+
+    @Test func churnIsCollectedDownToWhatRetentionKeeps() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a", configuration: Self.formatTwo())
+        for round in 0..<8 {
+            try await a.write("big.bin", Self.content(UInt64(round)))
+            try await a.sync()
+        }
+        try await a.write("gone.bin", Self.content(100))
+        try await a.sync()
+        try a.remove("gone.bin")
+        try await a.sync()
+        let before = try await Self.objectBytes(store)
+        #expect(before >= 9 * 600_000)
+
+        // Within the retention (30 days), every version and the trash stay.
+        let kept = try await a.engine.collect(grace: .milliseconds(100))
+        #expect(kept.deleted == 0 && kept.condemned == 0, "\(kept)")
+        #expect(kept.live == 600_000 && kept.history == 7 * 600_000 && kept.trash == 600_000, "\(kept)")
+
+        _ = try await a.engine.setRetention(versions: 0, trash: 0)
+        let report = try await a.engine.collect(grace: .milliseconds(100))
+        #expect(report.deleted > 0 && report.deletedBytes == before - 600_000, "\(report)")
+        #expect(try await Self.objectBytes(store) == 600_000)
+        #expect(store.keys.filter { $0.hasPrefix(ContainerLayout.gcPrefix) }.allSatisfy { $0.hasSuffix(".condemned") })
+        let b = try await TestDevice(store: store, name: "b", configuration: Self.formatTwo())
+        #expect(try await b.readBytes("big.bin") == Self.content(7))
+        #expect(await a.engine.lastCollection() == report)
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    /// A store whose journal commits wait until a collector's sweep is done: the commit
+    /// of a push that decided before the sweep lands after it.
+    final class LateCommits: ContainerStore {
+        let base: InMemoryStore
+        init(_ base: InMemoryStore) { self.base = base }
+        var displayName: String { "late commits" }
+
+        private func swept() async -> Bool {
+            for key in base.keys where key.hasSuffix(".condemned") {
+                if let bytes = try? await base.get(key), let list = try? RecordCodec.decode(CondemnedList.self, from: bytes), list.swept == true { return true }
+            }
+            return false
+        }
+
+        func putIfAbsent(_ key: String, _ bytes: [UInt8]) async throws(StoreError) -> Bool {
+            if key.hasPrefix(ContainerLayout.journalPrefix) && base.keys.contains(where: { $0.hasSuffix(".condemned") }) {
+                for _ in 0..<500 where await !swept() { try? await Task.sleep(for: .milliseconds(10)) }
+            }
+            return try await base.putIfAbsent(key, bytes)
+        }
+        func get(_ key: String, range: Range<Int64>?) async throws(StoreError) -> [UInt8] { try await base.get(key, range: range) }
+        func put(_ key: String, _ bytes: [UInt8]) async throws(StoreError) { try await base.put(key, bytes) }
+        func exists(_ key: String) async throws(StoreError) -> Bool { try await base.exists(key) }
+        func list(prefix: String, startAfter: String?, limit: Int) async throws(StoreError) -> [String] {
+            try await base.list(prefix: prefix, startAfter: startAfter, limit: limit)
+        }
+        func delete(_ key: String) async throws(StoreError) { try await base.delete(key) }
+    }
+
+    @Test func aWriterThatDedupsAgainstACondemnedBlockWritesItAnew() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a", configuration: Self.formatTwo(grace: .seconds(1)))
+        let b = try await TestDevice(store: LateCommits(store), name: "b", configuration: Self.formatTwo(grace: .seconds(1)))
+        try await a.write("x.bin", Self.content(1))
+        try await a.sync()
+        _ = try await a.engine.setRetention(versions: 0, trash: 0)
+        try a.remove("x.bin")
+        try await a.sync()
+        try await b.sync()
+        let collection = Task { try await a.engine.collect(grace: .seconds(1)) }
+        // Once the list is there, b writes the same bytes: their blocks are condemned. Its
+        // commit lands after the sweep, which cannot rescue what it names.
+        try await Self.waitForList(store)
+        try await b.write("y.bin", Self.content(1))
+        try await b.sync()
+        let report = try await collection.value
+        #expect(report.deleted == 2 && report.rescued == 0, "\(report)")
+        let c = try await TestDevice(store: store, name: "c", configuration: Self.formatTwo())
+        #expect(try await c.readBytes("y.bin") == Self.content(1))
+        for device in [a, b, c] { await device.shutdown() }
+    }
+
+    @Test func aKilledCollectorLeavesAReadableContainerAndTheLeaseRunsOut() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a", configuration: Self.formatTwo(grace: .milliseconds(300)))
+        let b = try await TestDevice(store: store, name: "b", configuration: Self.formatTwo(grace: .milliseconds(300)))
+        try await a.write("keep.bin", Self.content(1))
+        try await a.write("drop.bin", Self.content(2))
+        try await a.sync()
+        _ = try await a.engine.setRetention(versions: 0, trash: 0)
+        try a.remove("drop.bin")
+        try await a.sync()
+        try await b.sync()
+        let killed = Task { try await a.engine.collect(grace: .seconds(1)) }
+        try await Self.waitForList(store)
+        killed.cancel()
+        await #expect(throws: SyncError.self) { try await killed.value }
+        // Nothing went; the lease is a's until it runs out.
+        #expect(try await b.readBytes("keep.bin") == Self.content(1))
+        do {
+            _ = try await b.engine.collect()
+            Issue.record("two collectors held the lease")
+        } catch {
+            #expect(error.code == .busy)
+        }
+        // Its lease: twice the grace and three times more.
+        try await Task.sleep(for: .seconds(5.5))
+        let report = try await b.engine.collect()
+        #expect(report.deleted == 2, "\(report)")
+        #expect(try await b.readBytes("keep.bin") == Self.content(1))
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    @Test func aDeviceThatStartedFromACheckpointDoesNotCollect() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a", checkpointInterval: 2, configuration: Self.formatTwo())
+        try await a.write("one", "1")
+        try await a.sync()
+        try await a.write("two", "2")
+        try await a.sync()
+        let b = try await TestDevice(store: store, name: "b", configuration: Self.formatTwo())
+        await #expect(throws: SyncError.self) { try await b.engine.collect() }
+        let old = try await TestDevice(store: InMemoryStore(), name: "old")
+        await #expect(throws: SyncError.self) { try await old.engine.collect() }
+        for device in [a, b, old] { await device.shutdown() }
+    }
+}
