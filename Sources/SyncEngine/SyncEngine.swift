@@ -247,7 +247,7 @@ public actor SyncEngine {
             held: held.values.sorted { $0.seq < $1.seq }.map { "\($0.waitingFor): the change of journal \($0.seq) waits until it is closed here" },
             heldBack: waiting, readOnly: readOnly, pendingFiles: content.files, pendingBytes: content.bytes,
             uploads: gates.upload.snapshot, downloads: gates.download.snapshot,
-            conflicts: conflicts, errors: errors
+            collection: await lastCollection(), conflicts: conflicts, errors: errors
         )
     }
 

@@ -21,6 +21,8 @@ public struct SyncStatus: Sendable, Codable {
     /// Content transfers per direction: queued, in flight, done and the rate.
     public var uploads: TransferGate.Snapshot?
     public var downloads: TransferGate.Snapshot?
+    /// The store's use as this device's last collection measured it (format 2).
+    public var collection: CollectionReport?
     public var conflicts: [String]
     public var errors: [String]
 }

@@ -53,6 +53,11 @@ struct StatusCommand: ParsableCommand {
         if let last = status.lastSync {
             print("  last sync:       \(Int(Date().timeIntervalSince1970 - last))s ago")
         }
+        if let use = status.collection {
+            let when = Self.dateFormatter.string(from: Date(timeIntervalSince1970: Double(use.time) / 1e9))
+            print("  store use:       \(Self.size(use.live)) live, \(Self.size(use.history)) versions, \(Self.size(use.trash)) trash, "
+                + "\(Self.size(use.garbage - use.deletedBytes)) garbage (collected \(when))")
+        }
         if let faults = response.storeFaults, !faults.isEmpty { print("  store faults:    \(faults) (ubiqfs faults \(target.mountpoint) off)") }
         if let error = status.lastError { print("  last error:      \(error)") }
         for held in status.held ?? [] { print("  held:            \(held)") }

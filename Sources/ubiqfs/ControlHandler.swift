@@ -73,6 +73,12 @@ struct ControlHandler {
             try trash(request, into: &response)
         case "retention":
             try await retention(request, into: &response)
+        case "gc":
+            do throws(SyncError) {
+                response.collection = try await sync.collect(grace: request.graceSeconds.map { .milliseconds(Int64($0 * 1000)) })
+            } catch {
+                throw ControlFailure(error.message)
+            }
         case "unmount":
             exit()
         default:

@@ -19,11 +19,14 @@ struct ControlRequest: Codable {
     /// For `retention`: the new retention of versions and of the trash, in days (nil keeps it).
     var versionsDays: Double?
     var trashDays: Double?
+    /// For `gc`: the grace period in seconds (nil: the container's, an hour).
+    var graceSeconds: Double?
 
     init(
         command: String, wait: Bool? = nil, path: String? = nil, version: UInt64? = nil, faults: String? = nil, readOnly: Bool? = nil,
-        versionsDays: Double? = nil, trashDays: Double? = nil
+        versionsDays: Double? = nil, trashDays: Double? = nil, graceSeconds: Double? = nil
     ) {
+        self.graceSeconds = graceSeconds
         self.versionsDays = versionsDays
         self.trashDays = trashDays
         self.command = command
@@ -50,6 +53,7 @@ struct ControlResponse: Codable {
     var storeFaults: String?
     var trash: [TrashListing]?
     var retention: RetentionListing?
+    var collection: CollectionReport?
     /// Where a restored item is now.
     var path: String?
 }

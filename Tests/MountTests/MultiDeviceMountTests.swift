@@ -274,6 +274,35 @@ import Testing
             """)
     }
 
+    @Test func collectionFromTheCommandLineInAFormatTwoContainer() async throws {
+        let fixture = try MountFixture()
+        let formatTwo = ["UBIQFS_EXPERIMENTAL_FORMAT": "2"]
+        let a = try await fixture.mount("a", environment: formatTwo)
+        let bin = MountFixture.binary
+        let container = fixture.store + "/default"
+        try await fixture.sh("""
+            for i in $(seq 1 8); do head -c 1048576 /dev/urandom > \(a)/big.bin && \(bin) sync --wait \(a); done
+            head -c 1048576 /dev/urandom > \(a)/gone.bin && \(bin) sync --wait \(a) && rm \(a)/gone.bin && \(bin) sync --wait \(a)
+            test "$(cat \(container)/blocks/* | wc -c)" -ge 9437184
+            # Within the retention nothing goes; with none, all but the live file.
+            \(bin) gc \(a) --grace 100ms | grep -q 'deleted 0 objects'
+            \(bin) retention \(a) --versions 0 --trash 0 > /dev/null
+            \(bin) gc \(a) --grace 1s > gc.txt
+            grep -q 'deleted 16 objects (8.0 MiB)' gc.txt
+            test "$(cat \(container)/blocks/* | wc -c)" = 1048576
+            \(bin) status \(a) | grep -q 'store use: *1.0 MiB live'
+            cp \(a)/big.bin big.copy
+            """)
+        let b = try await fixture.mount("b", environment: formatTwo)
+        let plain = try await fixture.mount("plain", store: fixture.root + "/plain-store")
+        try await fixture.sh("""
+            \(Self.helpers)
+            cmp big.copy \(b)/big.bin
+            fails \(bin) gc \(plain) 2>err.txt
+            grep -q 'needs a format-2 container' err.txt
+            """)
+    }
+
     @Test func anUnreachableStoreIsNeverMistakenForDeletions() async throws {
         let fixture = try MountFixture()
         let a = try await fixture.mount("a")

@@ -1,0 +1,40 @@
+import ArgumentParser
+import Foundation
+import SyncEngine
+
+/// `ubiqfs gc MOUNTPOINT [--grace DURATION]`: collects the container now.
+struct GCCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gc",
+        abstract: "Delete from the store what no file, version or trash entry within retention needs (format-2 containers).",
+        discussion: """
+            It marks, waits the grace period (1h by default), then deletes: a device writing meanwhile never loses an object \
+            it names. It also runs by itself about once a day. --grace shortens the wait: for tests, or when no other device \
+            is writing.
+            """
+    )
+    @Argument(help: "A ubiqfs mountpoint.") var mountpoint: String
+    @Option(help: "How long condemned objects wait before they are deleted: 90s, 10m, 1h.") var grace: String?
+
+    func run() throws {
+        let seconds = try grace.map { text throws -> Double in
+            guard let value = Self.seconds(text) else { throw CommandFailure("--grace \(text): expected a duration such as 90s, 10m or 1h") }
+            return value
+        }
+        let (mountpoint, _) = try ControlClient.locate(mountpoint)
+        guard let report = try ControlClient.send(ControlRequest(command: "gc", graceSeconds: seconds), mountpoint: mountpoint).collection else { return }
+        let size = StatusCommand.size
+        print("deleted \(report.deleted) objects (\(size(report.deletedBytes))); \(report.rescued) kept because a device named them meanwhile")
+        print("the store holds \(size(report.stored - report.deletedBytes)): \(size(report.live)) live, \(size(report.history)) versions, \(size(report.trash)) trash")
+    }
+
+    /// "1h", "10m", "90s", "500ms", "2d" or a number of seconds.
+    static func seconds(_ text: String) -> Double? {
+        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
+        for (suffix, scale) in units where text.hasSuffix(suffix) {
+            guard let value = Double(text.dropLast(suffix.count)), value >= 0 else { return nil }
+            return value * scale
+        }
+        return Double(text).flatMap { $0 >= 0 ? $0 : nil }
+    }
+}
