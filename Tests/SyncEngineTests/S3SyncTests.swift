@@ -41,6 +41,32 @@ import Testing
         await c.shutdown()
     }
 
+    @Test func aFormatTwoContainerIsCollectedOverS3() async throws {
+        let server = try await SeaweedServer.shared()
+        let prefix = "gc-\(UUID().uuidString.prefix(8))"
+        let store = try await server.store(prefix: prefix, container: "gc")
+        let configuration = CollectionTests.formatTwo(grace: .milliseconds(300))
+        let a = try await TestDevice(store: store, name: "a", configuration: configuration)
+        for round in 0..<3 {
+            try await a.write("big.bin", CollectionTests.content(UInt64(round)))
+            try await a.sync()
+        }
+        for index in 0..<20 { try await a.write("small\(index)", CollectionTests.content(UInt64(100 + index), size: 3000)) }
+        try await a.sync()
+        for index in 0..<20 { try a.remove("small\(index)") }
+        try await a.sync()
+        // S3 lists each object's size: the report's bytes are the objects'.
+        let kept = try await a.engine.collect(grace: .milliseconds(300))
+        #expect(kept.stored == 3 * 600_000 + 20 * 3000 && kept.deleted == 0, "\(kept)")
+        _ = try await a.engine.setRetention(versions: 0, trash: 0)
+        let report = try await a.engine.collect(grace: .milliseconds(300))
+        #expect(report.deleted == 5 && report.deletedBytes == 2 * 600_000 + 20 * 3000, "\(report)")
+        let b = try await TestDevice(store: try await server.store(prefix: prefix, container: "gc"), name: "b", configuration: configuration)
+        #expect(try await b.readBytes("big.bin") == CollectionTests.content(2))
+        await a.shutdown()
+        await b.shutdown()
+    }
+
     @Test func theServiceGoingAwayLosesNothing() async throws {
         let server = SeaweedServer()
         try await server.start()

