@@ -51,9 +51,11 @@ extension SyncEngine {
     func collectWhenDue() async {
         let interval = configuration.collectionInterval
         guard info.format >= 2, !readOnly, collecting == nil, interval > .zero else { return }
-        let last = await lastCollection()?.time ?? started
+        // A try that failed (another device collects, this one cannot) counts as one.
+        let last = max(await lastCollection()?.time ?? started, collectionTried ?? started)
         let due = Double(interval.components.seconds) * Double.random(in: 1...1.1) * 1e9
         guard Double(Timestamp.now() - last) >= due else { return }
+        collectionTried = Timestamp.now()
         collecting = Task {
             do throws(SyncError) {
                 _ = try await self.collect()

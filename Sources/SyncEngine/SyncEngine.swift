@@ -60,6 +60,7 @@ public actor SyncEngine {
     /// A collection this device started by itself, and when the engine started (the first
     /// one waits a whole interval).
     var collecting: Task<Void, Never>?
+    var collectionTried: Int64?
     let started = Timestamp.now()
     var syncRequested = false
     var syncWaiters: [CheckedContinuation<Result<Void, SyncError>, Never>] = []

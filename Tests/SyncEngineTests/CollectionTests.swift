@@ -149,6 +149,29 @@ import Testing
         await b.shutdown()
     }
 
+    @Test func aDeviceCollectsByItselfOncePerInterval() async throws {
+        let store = InMemoryStore()
+        var configuration = Self.formatTwo(grace: .milliseconds(100))
+        configuration.collectionInterval = .seconds(1)
+        let a = try await TestDevice(store: store, name: "a", configuration: configuration)
+        _ = try await a.engine.setRetention(versions: 0, trash: 0)
+        try await a.write("old.bin", Self.content(1))
+        try await a.sync()
+        try a.remove("old.bin")
+        try await a.sync()
+        try await Task.sleep(for: .seconds(1.2))
+        // The next successful cycle starts it.
+        try await a.sync()
+        var report: CollectionReport?
+        for _ in 0..<100 where report == nil {
+            try await Task.sleep(for: .milliseconds(50))
+            report = await a.engine.lastCollection()
+        }
+        #expect(report?.deleted == 2, "\(String(describing: report))")
+        #expect(try await Self.objectBytes(store) == 0)
+        await a.shutdown()
+    }
+
     @Test func aDeviceThatStartedFromACheckpointDoesNotCollect() async throws {
         let store = InMemoryStore()
         let a = try await TestDevice(store: store, name: "a", checkpointInterval: 2, configuration: Self.formatTwo())
