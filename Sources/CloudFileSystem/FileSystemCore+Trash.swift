@@ -33,34 +33,39 @@ extension FileSystemCore {
         }
         var folder = Inode.root
         var missing = entry.folder[...]
-        try read { db in
+        let wantedIDs = entry.restoring(target)
+        let deleted = try read { db in
             while let name = missing.first, let child = try ItemRow.child(of: folder, named: name, db), child.itemKind == .directory {
                 folder = child.inode
                 missing.removeFirst()
             }
+            return try wantedIDs.compactMap { id in try ItemRow.find(id: id, db).flatMap { $0.deleted ? $0 : nil } }
         }
-        let handles = self.handles
-        let (restored, added, revived) = try withLeases([(folder, .exclusive)], "restore") { () throws(FileSystemError) in
-            try write { db in try Self.restore(target, of: entry, under: folder, making: Array(missing), isOpen: handles.isOpen, db) }
+        // The rows of deleted items the kernel still knows come back as they were (their
+        // inode numbers); one a program still has open would be two items with one id.
+        if let open = deleted.first(where: { handles.isOpen($0.inode) }) {
+            throw FileSystemError(.busy, "\(open.itemName) was deleted here and is still open; close it first, then restore")
         }
-        // A revived row's content is the snapshot's, fetched when read.
-        for ino in revived {
-            cache.remove(ino)
-            downloads.partials.forget(ino)
+        // Their old content goes first: the restored content is the snapshot's, fetched when read.
+        for row in deleted {
+            cache.remove(row.inode)
+            downloads.partials.forget(row.inode)
         }
-        notifier.invalidate(added.map { .entry(parent: $0.parent, name: $0.name.bytes) })
+        let (restored, added) = try withLeases([(folder, .exclusive)], "restore") { () throws(FileSystemError) in
+            try write { db in try Self.restore(target, of: entry, under: folder, making: Array(missing), db) }
+        }
+        notifier.invalidate(added.map { .entry(parent: $0.parent, name: $0.name.bytes) } + deleted.map { .inode($0.inode, data: true) })
         sync.localChange()
         emit(.created, restored, detail: "restored from the trash")
         return self.path(of: restored)
     }
 
     /// In one transaction: the missing folders, then the entry's items that lead to the
-    /// target and what the target held, parents first. Returns the restored target, the
-    /// names added to folders that were here (the kernel may remember them as absent), and
-    /// the rows of deleted items brought back.
+    /// target and what the target held, parents first. Returns the restored target and the
+    /// names added to folders that were here (the kernel may remember them as absent).
     private static func restore(
-        _ target: ItemID, of entry: TrashEntry, under folder: Inode, making missing: [ByteString], isOpen: (Inode) -> Bool, _ db: Database
-    ) throws -> (Inode, [(parent: Inode, name: ByteString)], [Inode]) {
+        _ target: ItemID, of entry: TrashEntry, under folder: Inode, making missing: [ByteString], _ db: Database
+    ) throws -> (Inode, [(parent: Inode, name: ByteString)]) {
         _ = try liveDirectory(folder, db)
         let now = Timestamp.now()
         try ItemRow.touchFolders([folder], now: now, db)
@@ -79,7 +84,6 @@ extension FileSystemCore {
         var placed: [ItemID: Inode] = [entry.top.parent: parent]
         var existed: Set<Inode> = missing.isEmpty ? [folder] : []
         var changedFolders: Set<Inode> = []
-        var revived: [Inode] = []
         for item in entry.items where wanted.contains(item.id) {
             guard let into = placed[item.parent] else { continue }
             let existing = try ItemRow.find(id: item.id, db)
@@ -91,18 +95,16 @@ extension FileSystemCore {
                 }
                 continue
             }
-            // The row of a deleted item the kernel still knows is brought back as it is; one
-            // still open (a program keeps the deleted file) stays, and the item takes a new id.
-            let reusable = existing.flatMap { isOpen($0.inode) || $0.itemKind != item.kind ? nil : $0 }
+            // The row of a deleted item the kernel still knows is brought back as it is.
+            let reusable = existing.flatMap { $0.itemKind == item.kind ? $0 : nil }
             let row = try place(item, into: into, reviving: reusable, newID: existing != nil && reusable == nil, now: now, db)
-            if reusable != nil { revived.append(row.inode) }
             placed[item.id] = row.inode
             if existed.contains(into) { added.append((into, row.itemName)) }
             if into != folder { changedFolders.insert(into) }
         }
         try ItemRow.touchFolders(Array(changedFolders), now: now, db)
         guard let restored = placed[target] else { throw FileSystemError(.exists, "\(entry.path) is here already") }
-        return (restored, added, revived)
+        return (restored, added)
     }
 
     /// One item as its snapshot had it, in a new row or the deleted one: to be pushed as

@@ -15,6 +15,9 @@ public struct JournalRecord: Hashable, Sendable, Codable {
     /// The container's settings from this record on (`ContainerSettings`); nil: unchanged.
     /// A device of an older version ignores the field, which only loses it the setting.
     public var settings: ContainerSettings?
+    /// The same random id on every record of one push that took several (a large backlog
+    /// cut into records): what a reader needs to see them as one change (the trash).
+    public var batch: String?
 
     public init(device: String, deviceName: String, commit: String, time: Int64, ops: [JournalOperation]) {
         self.format = Self.currentFormat

@@ -15,8 +15,11 @@ public struct TrashEntry: Sendable, Codable, Equatable {
     /// The deleted item first, then what it held, each folder before what is in it: the
     /// snapshots last committed, blocks included.
     public var items: [ItemSnapshot]
+    /// The push of many records it came in (`JournalRecord.batch`), if any.
+    public var batch: String?
 
-    public init(seq: UInt64, device: String, time: Int64, folder: [ByteString], items: [ItemSnapshot]) {
+    public init(seq: UInt64, device: String, time: Int64, folder: [ByteString], items: [ItemSnapshot], batch: String? = nil) {
+        self.batch = batch
         self.seq = seq
         self.device = device
         self.time = time
@@ -97,6 +100,18 @@ public enum TrashEntries {
             return nil
         }
         return try JSONDecoder().decode(TrashEntry.self, from: data)
+    }
+
+    /// Entries of records after `seq`, newest first (a batch's records are near each other).
+    public static func after(_ seq: UInt64, _ db: Database) throws -> [TrashEntry] {
+        let decoder = JSONDecoder()
+        return try Data.fetchAll(db, sql: "SELECT entry FROM trash WHERE seq > ? ORDER BY seq DESC, id", arguments: [Int64(seq)])
+            .map { try decoder.decode(TrashEntry.self, from: $0) }
+    }
+
+    public static func remove(seq: UInt64, id: ItemID, _ db: Database) throws {
+        try db.execute(sql: "DELETE FROM trashed WHERE seq = ? AND top = ?", arguments: [Int64(seq), id.rawValue])
+        try db.execute(sql: "DELETE FROM trash WHERE seq = ? AND id = ?", arguments: [Int64(seq), id.rawValue])
     }
 
     /// Forgets entries whose delete was committed before `cutoff` (ns). Returns how many went.

@@ -16,6 +16,7 @@ struct Collector {
     let logger: Logger
     /// Swept lists stay this long, for writers whose push began before the sweep.
     static let sweptListLife: Int64 = 7 * 86400 * 1_000_000_000
+    static let unsweptListLife: Int64 = 30 * 86400 * 1_000_000_000
 
     /// The objects everything this device knows names, by kind, with their keys.
     struct Mark {

@@ -28,6 +28,19 @@ final class CondemnedObjects: Sendable {
         state.withLock { $0.keys.contains(key) }
     }
 
+    /// A list this device's collector just wrote.
+    func learn(_ name: String, _ keys: [String]) {
+        state.withLock { state in
+            state.lists[name] = Set(keys)
+            state.keys.formUnion(keys)
+        }
+    }
+
+    /// The last listing started less than a quarter of the grace ago: a commit may go now.
+    var isFresh: Bool {
+        state.withLock { $0.listedAt.map { ContinuousClock.now - $0 < grace / 4 } ?? false }
+    }
+
     /// The condemned keys, listed again if the last listing is too old.
     func current(_ calls: SyncCalls) async throws(SyncError) -> Set<String> {
         let refresh = grace / 4

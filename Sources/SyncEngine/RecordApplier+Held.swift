@@ -59,7 +59,7 @@ extension RecordApplier {
         case .delete(let id): try delete(id)
         }
         try settleDisplaced()
-        try trash.record(seq: change.seq, device: change.device, time: change.time, db)
+        try trash.record(seq: change.seq, device: change.device, time: change.time, batch: nil, db)
         try resolveEvents()
     }
 }

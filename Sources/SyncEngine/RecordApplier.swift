@@ -109,8 +109,9 @@ struct RecordApplier {
             }
         }
         try settleDisplaced()
-        try trash.record(seq: seq, device: record.deviceName, time: record.time, db)
+        try trash.record(seq: seq, device: record.deviceName, time: record.time, batch: record.batch, db)
         try take(record.settings, seq: seq)
+        if seq == 1 { try MetadataStore.setSetting(SettingKey.wholeHistory, "1", db) }
         try MetadataStore.setSetting(SettingKey.lastSeq, String(seq), db)
         try resolveEvents()
     }

@@ -16,4 +16,7 @@ public enum SettingKey {
     public static let historyFrom = "historyFrom"
     /// The last collection's `CollectionReport` (JSON), for `ubiqfs status`.
     public static let lastCollection = "lastCollection"
+    /// Set when this device applied (or committed) journal record 1: it knows every
+    /// version and delete, so it may collect.
+    public static let wholeHistory = "wholeHistory"
 }

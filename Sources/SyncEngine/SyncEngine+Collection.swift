@@ -30,9 +30,25 @@ extension SyncEngine {
         }
         risky.formUnion(try await missing(reused))
         guard !risky.isEmpty else { return (plan, false) }
+        let dependents = try await dependents(of: risky, in: plan)
         var kept = plan
-        kept.entries.removeAll { risky.contains($0.ino) }
+        kept.entries.removeAll { risky.contains($0.ino) || dependents.contains($0.ino) }
         return (kept, try await reupload(risky))
+    }
+
+    /// The entries that need a left-out one in the same record (`PushPlan.withDependencies`:
+    /// one that takes its name, a folder's delete that needs it moved out): they wait too.
+    private func dependents(of risky: Set<Inode>, in plan: PushPlan) async throws(SyncError) -> Set<Inode> {
+        let others = plan.entries.map(\.ino).filter { !risky.contains($0) }
+        return try await calls.read("cannot plan the push") { db in
+            var waiting: Set<Inode> = []
+            for ino in others {
+                guard let row = try ItemRow.find(ino: ino, db) else { continue }
+                let needed = try PushPlan.withDependencies([row], db).ordered.map(\.inode)
+                if needed.contains(where: risky.contains) { waiting.insert(ino) }
+            }
+            return waiting
+        }
     }
 
     /// Of entries naming objects this push did not write, those whose objects the item's

@@ -31,12 +31,20 @@ extension SyncEngine {
             )
             let key = ContainerLayout.condemnedKey(run)
             try await putList(list, key)
+            // This device's own pushes know the list at once, whatever the grace.
+            condemned.learn(key, list.keys)
             logger.info("collection \(run): condemned \(garbage.count) objects (\(report.garbage) bytes); sweeping in \(grace)")
+            let condemnedAt = ContinuousClock.now
             do { try await Task.sleep(for: grace) } catch { throw SyncError(code: .cancelled, message: "collection cancelled before its sweep") }
-            try await pullNow()
+            // A whole cycle of this device after the list: a push of ours that chose before
+            // it has committed (and is rescued) or gone. Then the list must still be there,
+            // and not too late (a machine that slept through the grace starts over).
+            try await syncNow()
+            try await checkStillCondemned(key, since: condemnedAt, grace: grace)
             let rescued = try await collector.named(after: head, through: lastSeq)
             try await collector.sweep(garbage, keeping: rescued, report: &report)
             list.swept = true
+            list.keys = garbage.map(\.key).filter { !rescued.contains($0) }
             try await putList(list, key)
         }
         try await dropOldLists()
@@ -78,16 +86,28 @@ extension SyncEngine {
         return try? JSONDecoder().decode(CollectionReport.self, from: Data(text.utf8))
     }
 
+    /// The list is still in the store, and the sweep comes soon enough after it: another
+    /// collector drops unswept lists only a month after they were made.
+    private func checkStillCondemned(_ key: String, since: ContinuousClock.Instant, grace: Duration) async throws(SyncError) {
+        let there = try await calls.store("cannot read \(key)") { store throws(StoreError) in try await store.exists(key) }
+        guard there, ContinuousClock.now - since < grace + .seconds(7 * 86400) else {
+            throw SyncError(code: .cancelled, message: "collection abandoned: its list \(key) is gone or too old; the next run starts over")
+        }
+    }
+
     private func checkCanCollect() async throws(SyncError) {
         guard info.format >= 2 else {
             throw SyncError(code: .invalid, message: "collection needs a format-2 container (this one has format \(info.format)); format-1 stores keep everything")
         }
         if readOnly { throw SyncError(code: .readOnly, message: "the mount is read-only: it deletes nothing") }
-        let from = try await calls.read("cannot read the history's start") { db in try MetadataStore.setting(SettingKey.historyFrom, db) }
-        if let from {
+        let (from, whole) = try await calls.read("cannot read the history's start") { db in
+            (try MetadataStore.setting(SettingKey.historyFrom, db), try MetadataStore.setting(SettingKey.wholeHistory, db))
+        }
+        guard whole != nil else {
             throw SyncError(
                 code: .invalid,
-                message: "this device started from checkpoint \(from) and does not know the versions and deleted items before it; collect on a device that replayed the whole journal"
+                message: "this device " + (from.map { "started from checkpoint \($0) and " } ?? "")
+                    + "does not know every version and deleted item since the container began; collect on a device that replayed the whole journal"
             )
         }
     }
@@ -120,15 +140,16 @@ extension SyncEngine {
         try await calls.store("cannot write \(key)") { store throws(StoreError) in try await store.put(key, bytes) }
     }
 
-    /// Lists older than a week go: swept ones have told every writer, and an unswept one
-    /// (its collector was killed) is superseded by every later mark.
+    /// Swept lists go a week after they were made: they have told every writer. An
+    /// unswept one (its collector was killed) goes after a month: its collector, should it
+    /// wake, finds it gone and sweeps nothing.
     private func dropOldLists() async throws(SyncError) {
         let names = try await calls.store("cannot list the collector's lists") { store throws(StoreError) in
             try await store.listAll(prefix: ContainerLayout.gcPrefix)
         }.filter { $0.hasSuffix(".condemned") }
         for name in names {
             guard let bytes = try? await store.get(name), let list = try? RecordCodec.decode(CondemnedList.self, from: bytes),
-                  list.created < Timestamp.now() - Collector.sweptListLife else { continue }
+                  list.created < Timestamp.now() - (list.swept == true ? Collector.sweptListLife : Collector.unsweptListLife) else { continue }
             _ = try? await store.delete(name)
         }
     }

@@ -51,7 +51,7 @@ extension SyncEngine {
             let plan = try await calls.read("cannot read items for journal \(seq)") { db in
                 pending.settlingPlan(for: record) { id in try? ItemRow.find(id: id, db)?.inode }
             }
-            try await committed(plan, seq: seq, time: pending.time, settings: record.settings)
+            try await committed(plan, seq: seq, record: record)
         } else {
             _ = try await calls.write("cannot clear the uncertain commit") { db in
                 try MetadataStore.removeSetting(SettingKey.uncertainCommit, db)

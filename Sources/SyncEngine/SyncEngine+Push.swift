@@ -44,11 +44,15 @@ extension SyncEngine {
         )
         record.format = info.format
         record.settings = settings
+        record.batch = pushOrder?.batch
         let bytes: [UInt8]
         do { bytes = try RecordCodec.encode(record) } catch {
             throw SyncError(code: .store, message: "cannot encode journal \(seq)", cause: error)
         }
         let key = ContainerLayout.journalKey(seq)
+        // Rule W: the listing of what collectors condemned is at most a quarter of the
+        // grace old at the commit; else the next round plans again with a new one.
+        if info.format >= 2 && !condemned.isFresh { return .retry }
         // Until the store answers, nobody knows whether this lands: remember it durably.
         let pending = UncertainCommit(seq: seq, record: record, plan: plan)
         let pendingJSON = String(decoding: try Self.encodeUncertain(pending), as: UTF8.self)
@@ -62,7 +66,7 @@ extension SyncEngine {
             logger.debug("journal \(seq) was taken by another device; rebasing")
             return .raced
         }
-        try await committed(plan, seq: seq, time: record.time, settings: settings)
+        try await committed(plan, seq: seq, record: record)
         // Our own record: the rest of the order still holds.
         if pushOrder?.seq == seq - 1 { pushOrder?.seq = seq }
         logger.info("committed journal \(seq) with \(plan.entries.count) changes")
@@ -156,7 +160,8 @@ extension SyncEngine {
 
     /// Our record is in the journal: its items' committed base moves to it, and rows
     /// that did not change since they were read become clean.
-    func committed(_ plan: PushPlan, seq: UInt64, time: Int64, settings: ContainerSettings?) async throws(SyncError) {
+    func committed(_ plan: PushPlan, seq: UInt64, record: JournalRecord) async throws(SyncError) {
+        let (time, settings, batch) = (record.time, record.settings, record.batch)
         let activity = self.activity
         let deviceName = device.name
         _ = try await calls.write("cannot record commit \(seq)") { db in
@@ -200,8 +205,9 @@ extension SyncEngine {
                 }
                 try row.update(db)
             }
-            try trash.record(seq: seq, device: deviceName, time: time, db)
+            try trash.record(seq: seq, device: deviceName, time: time, batch: batch, db)
             try settings?.makeCurrent(db)
+            if seq == 1 { try MetadataStore.setSetting(SettingKey.wholeHistory, "1", db) }
             try MetadataStore.setSetting(SettingKey.lastSeq, String(seq), db)
             try MetadataStore.removeSetting(SettingKey.uncertainCommit, db)
         }

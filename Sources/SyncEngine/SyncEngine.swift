@@ -80,6 +80,8 @@ public actor SyncEngine {
         var inodes: ArraySlice<Inode>
         var localChanges: UInt64
         var seq: UInt64
+        /// Names the records of this order (`JournalRecord.batch`).
+        var batch = ItemID.random().rawValue
     }
     var pushOrder: PushOrder?
     /// Folders a record brought back after this device deleted them (another device changed

@@ -26,7 +26,7 @@ struct TrashCollector {
     }
 
     /// Writes the record's entries and starts over.
-    mutating func record(seq: UInt64, device: String, time: Int64, _ db: Database) throws {
+    mutating func record(seq: UInt64, device: String, time: Int64, batch: String?, _ db: Database) throws {
         defer {
             noted = [:]
             order = []
@@ -43,9 +43,30 @@ struct TrashCollector {
         }
         for id in tops {
             guard let top = noted[id] else { continue }
-            let items = Self.parentsFirst(from: top.snapshot, members[id] ?? [])
-            try TrashEntries.add(TrashEntry(seq: seq, device: device, time: time, folder: top.folder, items: items), db)
+            var items = members[id] ?? []
+            if let batch, top.snapshot.kind == .directory {
+                items += try Self.absorbed(into: top.snapshot, items, batch: batch, before: seq, db)
+            }
+            items = Self.parentsFirst(from: top.snapshot, items)
+            try TrashEntries.add(TrashEntry(seq: seq, device: device, time: time, folder: top.folder, items: items, batch: batch), db)
         }
+    }
+
+    /// A large delete (`rm -rf` of a big tree) spans the records of one push (a batch):
+    /// what was inside the folder went in its earlier records, as entries of their own.
+    /// Those of the batch from inside this folder join its entry.
+    private static func absorbed(into folder: ItemSnapshot, _ items: [ItemSnapshot], batch: String, before seq: UInt64, _ db: Database) throws -> [ItemSnapshot] {
+        var inside = Set(items.map(\.id) + [folder.id])
+        var taken: [ItemSnapshot] = []
+        // Oldest first, so a folder's entry is taken before what was in it. A batch has at
+        // most a few hundred records (2,000 operations each).
+        for entry in try TrashEntries.after(seq > 1000 ? seq - 1000 : 0, db).reversed() where entry.batch == batch && entry.seq < seq {
+            guard inside.contains(entry.top.parent), !inside.contains(entry.top.id) else { continue }
+            taken += entry.items
+            inside.formUnion(entry.items.map(\.id))
+            try TrashEntries.remove(seq: entry.seq, id: entry.top.id, db)
+        }
+        return taken
     }
 
     /// The names of the committed folders above the item, from the root.

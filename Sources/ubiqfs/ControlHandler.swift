@@ -75,7 +75,8 @@ struct ControlHandler {
             try await retention(request, into: &response)
         case "gc":
             do throws(SyncError) {
-                response.collection = try await sync.collect(grace: request.graceSeconds.map { .milliseconds(Int64($0 * 1000)) })
+                let grace = request.graceSeconds.map { Duration.milliseconds(Int64(min(max($0, 0), 7 * 86400) * 1000)) }
+                response.collection = try await sync.collect(grace: grace)
             } catch {
                 throw ControlFailure(error.message)
             }

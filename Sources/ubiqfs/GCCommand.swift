@@ -18,7 +18,7 @@ struct GCCommand: ParsableCommand {
 
     func run() throws {
         let seconds = try grace.map { text throws -> Double in
-            guard let value = Self.seconds(text) else { throw CommandFailure("--grace \(text): expected a duration such as 90s, 10m or 1h") }
+            guard let value = Self.seconds(text) else { throw CommandFailure("--grace \(text): expected a duration such as 90s, 10m or 1h, at most 7d") }
             return value
         }
         let (mountpoint, _) = try ControlClient.locate(mountpoint)
@@ -28,13 +28,11 @@ struct GCCommand: ParsableCommand {
         print("the store holds \(size(report.stored - report.deletedBytes)): \(size(report.live)) live, \(size(report.history)) versions, \(size(report.trash)) trash")
     }
 
-    /// "1h", "10m", "90s", "500ms", "2d" or a number of seconds.
+    /// "1h", "10m", "90s", "500ms", "2d" or a number of seconds; at most a week.
     static func seconds(_ text: String) -> Double? {
         let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
-        for (suffix, scale) in units where text.hasSuffix(suffix) {
-            guard let value = Double(text.dropLast(suffix.count)), value >= 0 else { return nil }
-            return value * scale
-        }
-        return Double(text).flatMap { $0 >= 0 ? $0 : nil }
+        let (number, scale) = units.first { text.hasSuffix($0.0) }.map { (String(text.dropLast($0.0.count)), $0.1) } ?? (text, 1)
+        guard let value = Double(number), value.isFinite, value >= 0, value * scale <= 7 * 86400 else { return nil }
+        return value * scale
     }
 }

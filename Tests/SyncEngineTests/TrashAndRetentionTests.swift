@@ -79,6 +79,37 @@ import Testing
         await b.shutdown()
     }
 
+    @Test func aFolderDeleteSpreadOverRecordsIsOneEntry() async throws {
+        let store = InMemoryStore()
+        var configuration = SyncConfiguration()
+        configuration.maxOperationsPerRecord = 3
+        let a = try await TestDevice(store: store, name: "a", configuration: configuration)
+        try a.mkdir("big")
+        try a.mkdir("big/sub")
+        for index in 0..<5 {
+            try await a.write("big/f\(index)", "file \(index)")
+            try await a.write("big/sub/g\(index)", "inner \(index)")
+        }
+        try await a.sync()
+        for index in 0..<5 {
+            try a.remove("big/f\(index)")
+            try a.remove("big/sub/g\(index)")
+        }
+        try a.remove("big/sub")
+        try a.remove("big")
+        try await a.sync()
+        let b = try await TestDevice(store: store, name: "b")
+        for device in [a, b] {
+            let entries = try device.core.trash()
+            #expect(entries.map(\.path) == ["/big"], "\(device.name): \(entries.map(\.path))")
+            #expect(entries.first?.items.count == 12)
+        }
+        #expect(try b.core.restoreFromTrash(path: "/big") == "/big")
+        #expect(try await b.tree().count == 12)
+        await a.shutdown()
+        await b.shutdown()
+    }
+
     @Test func aMissingFolderAboveAnEntryIsMadeAgain() async throws {
         let store = InMemoryStore()
         let a = try await TestDevice(store: store, name: "a")
