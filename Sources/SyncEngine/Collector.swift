@@ -18,11 +18,14 @@ struct Collector {
     static let sweptListLife: Int64 = 7 * 86400 * 1_000_000_000
     static let unsweptListLife: Int64 = 30 * 86400 * 1_000_000_000
 
-    /// The objects everything this device knows names, by kind, with their keys.
+    /// The objects everything this device knows names, by kind, with the bytes named in
+    /// each (a pack counts each of its blobs once).
     struct Mark {
         var live: [String: Int64] = [:]
         var history: [String: Int64] = [:]
         var trash: [String: Int64] = [:]
+        /// Each blob once: `key` and offset.
+        var counted: Set<String> = []
 
         func contains(_ key: String) -> Bool { live[key] != nil || history[key] != nil || trash[key] != nil }
     }
@@ -33,8 +36,10 @@ struct Collector {
             var mark = Mark()
             func add(_ blocks: [BlockReference], to kind: WritableKeyPath<Mark, [String: Int64]>) {
                 for block in blocks {
-                    guard let key = ContainerLayout.objectKey(of: block), !mark.contains(key) else { continue }
-                    mark[keyPath: kind][key] = block.length
+                    guard let key = ContainerLayout.objectKey(of: block), mark.counted.insert("\(key)@\(block.offset ?? 0)").inserted else { continue }
+                    // An object is of the first kind that names it (live, then trash, then history).
+                    let owner = [\Mark.live, \Mark.trash, \Mark.history].first { mark[keyPath: $0][key] != nil } ?? kind
+                    mark[keyPath: owner][key, default: 0] += block.length
                 }
             }
             for item in try BaseSnapshots.all(db) { add(item.blocks ?? [], to: \.live) }

@@ -159,12 +159,12 @@ import Testing
         try await a.sync()
         try a.remove("old.bin")
         try await a.sync()
-        try await Task.sleep(for: .seconds(1.2))
-        // The next successful cycle starts it.
-        try await a.sync()
+        // A successful cycle a second after the last try starts one (an earlier one, on a
+        // slow machine, may have found nothing yet).
         var report: CollectionReport?
-        for _ in 0..<100 where report == nil {
-            try await Task.sleep(for: .milliseconds(50))
+        for _ in 0..<100 where report?.deleted != 2 {
+            try await a.sync()
+            try await Task.sleep(for: .milliseconds(100))
             report = await a.engine.lastCollection()
         }
         #expect(report?.deleted == 2, "\(String(describing: report))")
