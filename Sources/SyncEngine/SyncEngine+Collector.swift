@@ -48,7 +48,7 @@ extension SyncEngine {
             try await putList(list, key)
         }
         try await dropOldLists()
-        _ = try? await calls.store("cannot release the collection lease") { store throws(StoreError) in try await store.delete(lease) }
+        await tidy("cannot release the collection lease \(lease)") { store throws(StoreError) in try await store.delete(lease) }
         try await remember(report)
         logger.info("collection \(run): deleted \(report.deleted) objects (\(report.deletedBytes) bytes), rescued \(report.rescued)")
         return report
@@ -118,8 +118,11 @@ extension SyncEngine {
             try await store.listAll(prefix: ContainerLayout.leasePrefix)
         }.compactMap { ContainerLayout.sequence(ofKey: $0, prefix: ContainerLayout.leasePrefix) }
         let newest = numbers.max() ?? 0
-        if newest > 0, let bytes = try? await store.get(ContainerLayout.leaseKey(newest)),
-           let lease = try? RecordCodec.decode(CollectionLease.self, from: bytes), lease.expires > Timestamp.now(), lease.device != device.id {
+        let current = newest > 0 ? try await calls.store("cannot read the collection lease") { store throws(StoreError) in
+            try await store.get(ContainerLayout.leaseKey(newest))
+        } : nil
+        // An unreadable lease is no lease: a collector that wrote it garbled holds nothing.
+        if let current, let lease = try? RecordCodec.decode(CollectionLease.self, from: current), lease.expires > Timestamp.now(), lease.device != device.id {
             throw SyncError(code: .busy, message: "\(lease.deviceName) is collecting this container (its lease runs out in \((lease.expires - Timestamp.now()) / 1_000_000_000) s)")
         }
         let key = ContainerLayout.leaseKey(newest + 1)
@@ -129,7 +132,7 @@ extension SyncEngine {
         let won = try await calls.store("cannot take the collection lease") { store throws(StoreError) in try await store.putIfAbsent(key, bytes) }
         guard won else { throw SyncError(code: .busy, message: "another device took the collection lease just now") }
         for number in numbers where number <= newest {
-            _ = try? await store.delete(ContainerLayout.leaseKey(number))
+            await tidy("cannot delete an old collection lease") { store throws(StoreError) in try await store.delete(ContainerLayout.leaseKey(number)) }
         }
         return key
     }
@@ -148,9 +151,27 @@ extension SyncEngine {
             try await store.listAll(prefix: ContainerLayout.gcPrefix)
         }.filter { $0.hasSuffix(".condemned") }
         for name in names {
-            guard let bytes = try? await store.get(name), let list = try? RecordCodec.decode(CondemnedList.self, from: bytes),
+            let bytes: [UInt8]
+            do {
+                bytes = try await calls.store("cannot read \(name)") { store throws(StoreError) in try await store.get(name) }
+            } catch {
+                // Another collector may have dropped it just now; the next run looks again.
+                logger.notice("\(error)")
+                continue
+            }
+            // An unreadable list stays: writers stop at it, and a person must look.
+            guard let list = try? RecordCodec.decode(CondemnedList.self, from: bytes),
                   list.created < Timestamp.now() - (list.swept == true ? Collector.sweptListLife : Collector.unsweptListLife) else { continue }
-            _ = try? await store.delete(name)
+            await tidy("cannot delete \(name)") { store throws(StoreError) in try await store.delete(name) }
+        }
+    }
+
+    /// Cleaning up after a run: a failure is logged, and the next run tries again.
+    private func tidy(_ what: String, _ body: @escaping @Sendable (any ContainerStore) async throws(StoreError) -> Void) async {
+        do {
+            try await calls.store(what, body)
+        } catch {
+            logger.warning("\(what): \(error)")
         }
     }
 
