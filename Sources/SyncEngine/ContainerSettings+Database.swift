@@ -8,32 +8,40 @@ import MetadataStore
 /// ours carries it (`ubiqfs retention`).
 extension ContainerSettings {
     public static func current(_ db: Database) throws -> ContainerSettings {
-        try decoded(SettingKey.containerSettings, db) ?? .standard
+        try decoded(ContainerSettings.self, SettingKey.containerSettings, db) ?? .standard
     }
 
     /// A change made here and not committed yet.
-    public static func pending(_ db: Database) throws -> ContainerSettings? {
-        try decoded(SettingKey.pendingSettings, db)
+    static func pending(_ db: Database) throws -> SettingsChange? {
+        try decoded(SettingsChange.self, SettingKey.pendingSettings, db)
+    }
+
+    /// What the next record of this device carries: the change on what is in force now.
+    static func toCommit(_ db: Database) throws -> ContainerSettings? {
+        try pending(db).map { try $0.applied(to: current(db)) }
     }
 
     /// In force from now on: a record or checkpoint carried them. A change made here that
     /// they carry is done.
     func makeCurrent(_ db: Database) throws {
         try MetadataStore.setSetting(SettingKey.containerSettings, try Self.encoded(self), db)
-        if try Self.pending(db) == self { try MetadataStore.removeSetting(SettingKey.pendingSettings, db) }
+        if let change = try Self.pending(db), change.applied(to: self) == self {
+            try MetadataStore.removeSetting(SettingKey.pendingSettings, db)
+        }
     }
 
-    /// To be committed with the next record of this device.
-    func makePending(_ db: Database) throws {
-        try MetadataStore.setSetting(SettingKey.pendingSettings, try Self.encoded(self), db)
+    /// Adds `change` to what is to be committed with the next record of this device.
+    static func makePending(_ change: SettingsChange, _ db: Database) throws {
+        let merged = try pending(db).map { $0.merged(with: change) } ?? change
+        try MetadataStore.setSetting(SettingKey.pendingSettings, try encoded(merged), db)
     }
 
-    private static func decoded(_ key: String, _ db: Database) throws -> ContainerSettings? {
+    private static func decoded<T: Decodable>(_ type: T.Type = ContainerSettings.self, _ key: String, _ db: Database) throws -> T? {
         guard let text = try MetadataStore.setting(key, db) else { return nil }
-        return try JSONDecoder().decode(ContainerSettings.self, from: Data(text.utf8))
+        return try JSONDecoder().decode(T.self, from: Data(text.utf8))
     }
 
-    private static func encoded(_ settings: ContainerSettings) throws -> String {
-        String(decoding: try JSONEncoder().encode(settings), as: UTF8.self)
+    private static func encoded(_ value: some Encodable) throws -> String {
+        String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
     }
 }

@@ -17,7 +17,7 @@ extension SyncEngine {
         // Order first, then upload only what this record takes: uploading every pending
         // file before each record made a large import quadratic (each record re-read and
         // re-hashed the whole backlog).
-        let settings = try await calls.read("cannot read the container's settings") { db in try ContainerSettings.pending(db) }
+        let settings = try await calls.read("cannot read the container's settings") { db in try ContainerSettings.toCommit(db) }
         let (chosen, settled) = try await choosePush()
         guard !chosen.isEmpty || !settled.isEmpty || settings != nil else { return .idle }
         let files = chosen.filter { row in

@@ -4,10 +4,10 @@ import MetadataStore
 /// The container's settings (`ContainerSettings`): every device follows the journal's, so
 /// a change is a record, committed like any local change.
 extension SyncEngine {
-    /// The settings in force, and a change made here not committed yet.
+    /// The settings in force, and what a change made here not committed yet makes them.
     public func settings() async throws(SyncError) -> (current: ContainerSettings, pending: ContainerSettings?) {
         try await calls.read("cannot read the container's settings") { db in
-            (try ContainerSettings.current(db), try ContainerSettings.pending(db))
+            (try ContainerSettings.current(db), try ContainerSettings.toCommit(db))
         }
     }
 
@@ -17,11 +17,9 @@ extension SyncEngine {
     public func setRetention(versions: Int64?, trash: Int64?) async throws(SyncError) -> ContainerSettings {
         if readOnly { throw SyncError(code: .readOnly, message: "the mount is read-only: it commits nothing") }
         let valid = try await calls.write("cannot record the new retention") { db in
-            var settings = try ContainerSettings.pending(db) ?? ContainerSettings.current(db)
-            settings.retention.versions = versions ?? settings.retention.versions
-            settings.retention.trash = trash ?? settings.retention.trash
-            guard settings.retention.isValid else { return false }
-            try settings.makePending(db)
+            let change = SettingsChange(versions: versions, trash: trash)
+            guard change.applied(to: .standard).retention.isValid else { return false }
+            try ContainerSettings.makePending(change, db)
             return true
         }
         guard valid else { throw SyncError(code: .invalid, message: "a retention is 0 to 36525 days") }

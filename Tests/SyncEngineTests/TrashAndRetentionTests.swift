@@ -170,4 +170,19 @@ import Testing
         await #expect(throws: SyncError.self) { try await a.engine.setRetention(versions: -3, trash: nil) }
         for device in [a, b, c] { await device.shutdown() }
     }
+
+    @Test func twoDevicesSettingTwoFieldsKeepBoth() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        _ = try await b.engine.setRetention(versions: nil, trash: 14 * 86400)
+        // a has not seen b's record when it sets the other field: its record carries only
+        // its change, on top of b's.
+        let set = try await a.engine.setRetention(versions: 7 * 86400, trash: nil)
+        #expect(set.retention == .init(versions: 7 * 86400, trash: 14 * 86400))
+        try await b.sync()
+        #expect(try await b.engine.settings().current == set)
+        await a.shutdown()
+        await b.shutdown()
+    }
 }
