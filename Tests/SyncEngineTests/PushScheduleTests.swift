@@ -69,9 +69,10 @@ import Testing
             try await Task.sleep(for: .milliseconds(50))
         }
         #expect(seenAt != nil)
-        // b's record, and a poll that started just before the first change may have taken it.
+        // b's record, and one of a poll that started just before the first change (on a
+        // loaded machine it may have found the first few changes already there).
         #expect(store.count(under: ContainerLayout.journalPrefix) <= records + 2)
-        #expect(await a.engine.status().pendingItems >= written - 1)
+        #expect(await a.engine.status().pendingItems >= written - 3)
 
         // The burst's changes go together when they are pushed.
         try await a.sync()
