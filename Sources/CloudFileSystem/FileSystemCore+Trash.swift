@@ -52,7 +52,7 @@ extension FileSystemCore {
             downloads.partials.forget(row.inode)
         }
         let (restored, added) = try withLeases([(folder, .exclusive)], "restore") { () throws(FileSystemError) in
-            try write { db in try Self.restore(target, of: entry, under: folder, making: Array(missing), db) }
+            try write { db in try Self.restore(target, of: entry, wanting: wantedIDs, under: folder, making: Array(missing), db) }
         }
         notifier.invalidate(added.map { .entry(parent: $0.parent, name: $0.name.bytes) } + deleted.map { .inode($0.inode, data: true) })
         sync.localChange()
@@ -64,7 +64,7 @@ extension FileSystemCore {
     /// target and what the target held, parents first. Returns the restored target and the
     /// names added to folders that were here (the kernel may remember them as absent).
     private static func restore(
-        _ target: ItemID, of entry: TrashEntry, under folder: Inode, making missing: [ByteString], _ db: Database
+        _ target: ItemID, of entry: TrashEntry, wanting wanted: Set<ItemID>, under folder: Inode, making missing: [ByteString], _ db: Database
     ) throws -> (Inode, [(parent: Inode, name: ByteString)]) {
         _ = try liveDirectory(folder, db)
         let now = Timestamp.now()
@@ -80,7 +80,6 @@ extension FileSystemCore {
             try row.insert(db)
             parent = row.inode
         }
-        let wanted = entry.restoring(target)
         var placed: [ItemID: Inode] = [entry.top.parent: parent]
         var existed: Set<Inode> = missing.isEmpty ? [folder] : []
         var changedFolders: Set<Inode> = []

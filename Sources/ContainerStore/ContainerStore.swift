@@ -57,13 +57,22 @@ extension ContainerStore {
 
     /// Every object under `prefix`, following pages.
     public func listAllObjects(prefix: String) async throws(StoreError) -> [StoredObject] {
-        var objects: [StoredObject] = []
-        var cursor: String?
+        try await Self.allPages(after: nil, key: \.key) { cursor throws(StoreError) in
+            try await listObjects(prefix: prefix, startAfter: cursor, limit: 1000)
+        }
+    }
+
+    /// Pages of 1,000 until a short one.
+    private static func allPages<T>(
+        after start: String?, key: (T) -> String, _ page: (String?) async throws(StoreError) -> [T]
+    ) async throws(StoreError) -> [T] {
+        var all: [T] = []
+        var cursor = start
         while true {
-            let page = try await listObjects(prefix: prefix, startAfter: cursor, limit: 1000)
-            objects += page
-            guard page.count == 1000, let last = page.last else { return objects }
-            cursor = last.key
+            let next = try await page(cursor)
+            all += next
+            guard next.count == 1000, let last = next.last else { return all }
+            cursor = key(last)
         }
     }
 
@@ -73,13 +82,8 @@ extension ContainerStore {
 
     /// Every key under `prefix` after `startAfter`, following pages.
     public func listAll(prefix: String, startAfter: String? = nil) async throws(StoreError) -> [String] {
-        var keys: [String] = []
-        var cursor = startAfter
-        while true {
-            let page = try await list(prefix: prefix, startAfter: cursor, limit: 1000)
-            keys += page
-            guard page.count == 1000, let last = page.last else { return keys }
-            cursor = last
+        try await Self.allPages(after: startAfter, key: { $0 }) { cursor throws(StoreError) in
+            try await list(prefix: prefix, startAfter: cursor, limit: 1000)
         }
     }
 }

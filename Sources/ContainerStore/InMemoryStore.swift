@@ -55,12 +55,7 @@ public final class InMemoryStore: ContainerStore {
     }
 
     public func list(prefix: String, startAfter: String?, limit: Int) async throws(StoreError) -> [String] {
-        try access { state in
-            let keys = state.objects.keys.filter { key in
-                key.hasPrefix(prefix) && (startAfter.map { key > $0 } ?? true)
-            }
-            return Array(keys.sorted().prefix(limit))
-        }
+        try await listObjects(prefix: prefix, startAfter: startAfter, limit: limit).map(\.key)
     }
 
     public func listObjects(prefix: String, startAfter: String?, limit: Int) async throws(StoreError) -> [StoredObject] {

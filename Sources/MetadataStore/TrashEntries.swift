@@ -91,15 +91,7 @@ public enum TrashEntries {
 
     /// Newest first.
     public static func all(_ db: Database) throws -> [TrashEntry] {
-        let decoder = JSONDecoder()
-        return try Data.fetchAll(db, sql: "SELECT entry FROM trash ORDER BY seq DESC, id").map { try decoder.decode(TrashEntry.self, from: $0) }
-    }
-
-    public static func find(seq: UInt64, id: ItemID, _ db: Database) throws -> TrashEntry? {
-        guard let data = try Data.fetchOne(db, sql: "SELECT entry FROM trash WHERE seq = ? AND id = ?", arguments: [Int64(seq), id.rawValue]) else {
-            return nil
-        }
-        return try JSONDecoder().decode(TrashEntry.self, from: data)
+        try after(0, db)
     }
 
     /// Entries of records after `seq`, newest first (a batch's records are near each other).

@@ -2,7 +2,6 @@ import ContainerStore
 import Foundation
 import GRDB
 import ItemModel
-import Logging
 import MetadataStore
 
 /// Deletes the objects of a format-2 container that nothing within retention names
@@ -12,8 +11,6 @@ import MetadataStore
 /// Killed at any point, it leaves objects that are not needed, never a missing one.
 struct Collector {
     let calls: SyncCalls
-    let device: DeviceIdentity
-    let logger: Logger
     /// Swept lists stay this long, for writers whose push began before the sweep.
     static let sweptListLife: Int64 = 7 * 86400 * 1_000_000_000
     static let unsweptListLife: Int64 = 30 * 86400 * 1_000_000_000

@@ -13,7 +13,7 @@ extension SyncEngine {
         try await checkCanCollect()
         let run = ItemID.random().rawValue
         let lease = try await takeLease(run: run, holding: grace * 2 + min(grace * 3, .seconds(600)))
-        let collector = Collector(calls: calls, device: device, logger: logger)
+        let collector = Collector(calls: calls)
         var report = CollectionReport()
         try await pullNow()
         let head = lastSeq

@@ -4,11 +4,9 @@ import MetadataStore
 /// The container's settings (`ContainerSettings`): every device follows the journal's, so
 /// a change is a record, committed like any local change.
 extension SyncEngine {
-    /// The settings in force, and what a change made here not committed yet makes them.
-    public func settings() async throws(SyncError) -> (current: ContainerSettings, pending: ContainerSettings?) {
-        try await calls.read("cannot read the container's settings") { db in
-            (try ContainerSettings.current(db), try ContainerSettings.toCommit(db))
-        }
+    /// The settings in force (a change made here counts once its record is committed).
+    public func settings() async throws(SyncError) -> ContainerSettings {
+        try await calls.read("cannot read the container's settings") { db in try ContainerSettings.current(db) }
     }
 
     /// Sets the retention of versions and of the trash (seconds; nil keeps what is set) for
@@ -25,6 +23,6 @@ extension SyncEngine {
         guard valid else { throw SyncError(code: .invalid, message: "a retention is 0 to 36525 days") }
         lastPrune = nil
         try await syncNow()
-        return try await settings().current
+        return try await settings()
     }
 }

@@ -128,7 +128,7 @@ struct ControlHandler {
                     versions: request.versionsDays.map { Int64(($0 * 86400).rounded()) }, trash: request.trashDays.map { Int64(($0 * 86400).rounded()) }
                 )
             } else {
-                settings = try await sync.settings().current
+                settings = try await sync.settings()
             }
             response.retention = RetentionListing(versionsDays: Double(settings.retention.versions) / 86400, trashDays: Double(settings.retention.trash) / 86400)
         } catch {

@@ -181,8 +181,21 @@ import Testing
         try await a.sync()
         let b = try await TestDevice(store: store, name: "b", configuration: Self.formatTwo())
         await #expect(throws: SyncError.self) { try await b.engine.collect() }
+        // For the reason given, not another (the lease, the store).
+        do {
+            _ = try await b.engine.collect()
+        } catch {
+            #expect(error.code == .invalid && error.message.contains("started from checkpoint 2"), "\(error)")
+        }
+        // The device that applied record 1 collects.
+        #expect(try await a.engine.collect(grace: .milliseconds(50)).condemned == 0)
         let old = try await TestDevice(store: InMemoryStore(), name: "old")
         await #expect(throws: SyncError.self) { try await old.engine.collect() }
+        do {
+            _ = try await old.engine.collect()
+        } catch {
+            #expect(error.message.contains("needs a format-2 container"), "\(error)")
+        }
         for device in [a, b, old] { await device.shutdown() }
     }
 }

@@ -145,27 +145,27 @@ import Testing
         try await b.sync()
         #expect(try b.core.versions(try #require(b.inode("f.txt"))).versions.count == 2)
         #expect(try b.core.trash().count == 1)
-        #expect(try await b.engine.settings().current == .standard)
+        #expect(try await b.engine.settings() == .standard)
 
         let set = try await a.engine.setRetention(versions: 0, trash: 0)
         #expect(set.retention == ContainerSettings.Retention(versions: 0, trash: 0))
         try await b.sync()
         for device in [a, b] {
-            #expect(try await device.engine.settings().current == set)
+            #expect(try await device.engine.settings() == set)
             #expect(try device.core.versions(try #require(device.inode("f.txt"))).versions.count == 1, "\(device.name)")
             #expect(try device.core.trash().isEmpty, "\(device.name)")
         }
         // A device that starts from a checkpoint (journal 4) has the setting too.
         #expect(store.keys.contains(ContainerLayout.checkpointKey(4)))
         let c = try await TestDevice(store: store, name: "c")
-        #expect(try await c.engine.settings().current == set)
+        #expect(try await c.engine.settings() == set)
 
         // A retention out of range from the store is refused; the one in force stays.
         var forged = JournalRecord(device: "x", deviceName: "x", commit: ItemID.random().rawValue, time: Timestamp.now(), ops: [])
         forged.settings = ContainerSettings(retention: .init(versions: -1, trash: 5))
         try await store.put(ContainerLayout.journalKey(5), try RecordCodec.encode(forged))
         try await c.sync()
-        #expect(try await c.engine.settings().current == set)
+        #expect(try await c.engine.settings() == set)
         #expect(await c.engine.status().errors.contains { $0.contains("retention out of range") })
         await #expect(throws: SyncError.self) { try await a.engine.setRetention(versions: -3, trash: nil) }
         for device in [a, b, c] { await device.shutdown() }
@@ -181,7 +181,7 @@ import Testing
         let set = try await a.engine.setRetention(versions: 7 * 86400, trash: nil)
         #expect(set.retention == .init(versions: 7 * 86400, trash: 14 * 86400))
         try await b.sync()
-        #expect(try await b.engine.settings().current == set)
+        #expect(try await b.engine.settings() == set)
         await a.shutdown()
         await b.shutdown()
     }
