@@ -76,11 +76,14 @@ final class MountFixture {
     /// No single quotes, so it can be embedded in a single-quoted `bash -c` script.
     static let failsHelper = #"fails() { if "$@"; then echo "expected to fail: $*" >&2; return 1; fi; }"#
 
+    /// Names the command that stopped a script, so a silent `test` or `grep -q` says which.
+    static let errTrap = #"trap 'echo "failed at script line $((LINENO - 2)): $BASH_COMMAND" >&2' ERR"#
+
     /// Runs a bash script in `directory`; fails the test with its output if it fails.
     /// The script may use `fails` (`failsHelper`).
     @discardableResult
     func sh(_ script: String, in directory: String? = nil, timeout: TimeInterval = 300, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
-        let result = try await Self.run(["bash", "-euo", "pipefail", "-c", Self.failsHelper + "\n" + script], directory: directory ?? root, timeout: timeout)
+        let result = try await Self.run(["bash", "-euo", "pipefail", "-c", Self.failsHelper + "\n" + Self.errTrap + "\n" + script], directory: directory ?? root, timeout: timeout)
         if result.status != 0 {
             Issue.record("script failed (\(result.status)):\n\(script)\n--- stdout\n\(result.output)\n--- stderr\n\(result.error)", sourceLocation: sourceLocation)
             throw FixtureError("script failed")

@@ -37,6 +37,8 @@ import Testing
             test "$(getfattr --only-values -n user.ubiqfs.state \(c)/archive/big.bin)" = placeholder
             test "$(stat -c %b \(c)/archive/big.bin)" = 0
             cmp big.bin \(c)/archive/big.bin
+            # The read made it local; that is recorded (and watched) just after the last block.
+            waitfor '[ "$(getfattr --only-values -n user.ubiqfs.state \(c)/archive/big.bin 2>/dev/null)" = local ]'
             # Deleted on c, gone on a and b.
             rm -r \(c)/archive
             waitfor '[ ! -e \(a)/archive ] && [ ! -e \(b)/archive ]'
