@@ -6,6 +6,8 @@ public enum ContainerLayout {
     public static let blockPrefix = "blocks/"
     public static let checkpointPrefix = "checkpoints/"
     public static let packPrefix = "packs/"
+    /// Versions and trash entries of compacted journal records (format 2).
+    public static let historyPrefix = "history/"
     /// The collector's lease and lists (format 2).
     public static let gcPrefix = "gc/"
     public static let leasePrefix = "gc/lease-"
@@ -15,6 +17,8 @@ public enum ContainerLayout {
     public static func checkpointKey(_ seq: UInt64) -> String { checkpointPrefix + padded(seq) }
     public static func blockKey(_ hash: String) -> String { blockPrefix + hash }
     public static func packKey(_ pack: String) -> String { packPrefix + pack }
+    /// `history/<first>-<last>`: what records first...last carried.
+    public static func historyKey(first: UInt64, last: UInt64) -> String { historyPrefix + padded(first) + "-" + padded(last) }
     public static func leaseKey(_ number: UInt64) -> String { leasePrefix + padded(number) }
     public static func condemnedKey(_ run: String) -> String { gcPrefix + run + ".condemned" }
 
@@ -35,6 +39,15 @@ public enum ContainerLayout {
         let digits = key.dropFirst(prefix.count)
         guard digits.utf8.count == 20, digits.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
         return UInt64(digits)
+    }
+
+    /// The records a history key covers, or nil for anything else.
+    public static func historyRange(ofKey key: String) -> ClosedRange<UInt64>? {
+        guard key.hasPrefix(historyPrefix) else { return nil }
+        let parts = key.dropFirst(historyPrefix.count).split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, let first = sequence(ofKey: journalPrefix + parts[0], prefix: journalPrefix),
+              let last = sequence(ofKey: journalPrefix + parts[1], prefix: journalPrefix), first >= 1, first <= last else { return nil }
+        return first...last
     }
 
     private static func padded(_ value: UInt64) -> String {

@@ -12,6 +12,10 @@ public struct FileVersion: Sendable, Codable, Equatable {
     public var size: Int64
     public var mtime: Int64
     public var blocks: [BlockReference]
+
+    public init(seq: UInt64, device: String, time: Int64, size: Int64, mtime: Int64, blocks: [BlockReference]) {
+        (self.seq, self.device, self.time, self.size, self.mtime, self.blocks) = (seq, device, time, size, mtime, blocks)
+    }
 }
 
 /// Access to the `version` table. A version is recorded when a commit changes a file's
@@ -24,6 +28,22 @@ public enum FileVersions {
         if let latest = try latest(item.id, db), latest.blocks == blocks { return }
         try db.cachedStatement(sql: "INSERT OR REPLACE INTO version(id, seq, device, time, size, mtime, blocks) VALUES (?, ?, ?, ?, ?, ?, ?)")
             .execute(arguments: [item.id.rawValue, Int64(seq), device, time, item.size, item.mtime, try JSONEncoder().encode(blocks)])
+    }
+
+    /// A version learnt from a history object (the journal record that made it is gone).
+    public static func add(_ id: ItemID, _ version: FileVersion, _ db: Database) throws {
+        try db.cachedStatement(sql: "INSERT OR IGNORE INTO version(id, seq, device, time, size, mtime, blocks) VALUES (?, ?, ?, ?, ?, ?, ?)")
+            .execute(arguments: [
+                id.rawValue, Int64(version.seq), version.device, version.time, version.size, version.mtime, try JSONEncoder().encode(version.blocks),
+            ])
+    }
+
+    /// Every version kept that records up to `seq` made, oldest first: what compacting
+    /// them must keep in a history object.
+    public static func all(through seq: UInt64, _ db: Database) throws -> [(id: ItemID, version: FileVersion)] {
+        try Row.fetchAll(db, sql: "SELECT * FROM version WHERE seq <= ? ORDER BY seq, id", arguments: [Int64(seq)]).map {
+            (ItemID($0["id"] as String), try decode($0))
+        }
     }
 
     /// Newest first.

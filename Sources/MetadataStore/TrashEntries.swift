@@ -101,6 +101,13 @@ public enum TrashEntries {
             .map { try decoder.decode(TrashEntry.self, from: $0) }
     }
 
+    /// Entries of records up to `seq`, oldest first: what compacting them must keep.
+    public static func through(_ seq: UInt64, _ db: Database) throws -> [TrashEntry] {
+        let decoder = JSONDecoder()
+        return try Data.fetchAll(db, sql: "SELECT entry FROM trash WHERE seq <= ? ORDER BY seq, id", arguments: [Int64(seq)])
+            .map { try decoder.decode(TrashEntry.self, from: $0) }
+    }
+
     public static func remove(seq: UInt64, id: ItemID, _ db: Database) throws {
         try db.execute(sql: "DELETE FROM trashed WHERE seq = ? AND top = ?", arguments: [Int64(seq), id.rawValue])
         try db.execute(sql: "DELETE FROM trash WHERE seq = ? AND id = ?", arguments: [Int64(seq), id.rawValue])

@@ -38,8 +38,9 @@ struct RecordApplier {
     var comingLater: [ItemID: Int] = [:]
     /// Items stepped aside to a private name for such an operation, with their name.
     var displaced: [Inode: (parent: Inode, name: ByteString)] = [:]
-    /// The record's deletes, for the trash.
+    /// The record's deletes, for the trash (unless `keepsTrash` is false).
     var trash = TrashCollector()
+    var keepsTrash = true
 
     /// An event whose path is resolved once the whole record is applied (a later
     /// operation of the record may move the item's folder).
@@ -109,7 +110,7 @@ struct RecordApplier {
             }
         }
         try settleDisplaced()
-        try trash.record(seq: seq, device: record.deviceName, time: record.time, batch: record.batch, db)
+        if keepsTrash { try trash.record(seq: seq, device: record.deviceName, time: record.time, batch: record.batch, db) }
         try take(record.settings, seq: seq)
         if seq == 1 { try MetadataStore.setSetting(SettingKey.wholeHistory, "1", db) }
         try MetadataStore.setSetting(SettingKey.lastSeq, String(seq), db)

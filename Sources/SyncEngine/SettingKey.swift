@@ -11,12 +11,15 @@ public enum SettingKey {
     /// here waiting for the next record of this device.
     public static let containerSettings = "containerSettings"
     public static let pendingSettings = "pendingSettings"
-    /// The checkpoint this device started from (none: it replayed the journal from 1, so
-    /// it knows the whole history and may collect).
+    /// The checkpoint this device started from without the history before it.
     public static let historyFrom = "historyFrom"
     /// The last collection's `CollectionReport` (JSON), for `ubiqfs status`.
     public static let lastCollection = "lastCollection"
-    /// Set when this device applied (or committed) journal record 1: it knows every
-    /// version and delete, so it may collect.
+    /// Set when this device applied (or committed) journal record 1, or joined from a
+    /// checkpoint with the history object before it: it knows every version and delete
+    /// within the retention, so it may collect.
     public static let wholeHistory = "wholeHistory"
+    /// Checkpoints the collector has seen and since when (JSON, seq to ns): it compacts up
+    /// to one only once it has been there for the compaction horizon.
+    public static let checkpointsSeen = "checkpointsSeen"
 }

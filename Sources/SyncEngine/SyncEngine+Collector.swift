@@ -6,9 +6,10 @@ import MetadataStore
 /// Collection of a format-2 container (`ubiqfs gc`, and about daily by itself): one
 /// collector at a time by the lease, a grace period between mark and sweep.
 extension SyncEngine {
-    /// Runs a whole collection: mark, condemn, wait `grace`, sweep. Throws if this device
-    /// cannot collect (format 1, read-only, history incomplete) or another holds the lease.
-    public func collect(grace: Duration? = nil) async throws(SyncError) -> CollectionReport {
+    /// Runs a whole collection: mark, condemn, wait `grace`, sweep, then compact the journal
+    /// up to a checkpoint seen `horizon` ago. Throws if this device cannot collect (format
+    /// 1, read-only, history incomplete) or another holds the lease.
+    public func collect(grace: Duration? = nil, horizon: Duration? = nil) async throws(SyncError) -> CollectionReport {
         let grace = grace ?? configuration.collectionGrace
         try await checkCanCollect()
         let run = ItemID.random().rawValue
@@ -48,6 +49,7 @@ extension SyncEngine {
             try await putList(list, key)
         }
         try await dropOldLists()
+        try await compact(horizon: horizon ?? configuration.compactionHorizon, report: &report)
         await tidy("cannot release the collection lease \(lease)") { store throws(StoreError) in try await store.delete(lease) }
         try await remember(report)
         logger.info("collection \(run): deleted \(report.deleted) objects (\(report.deletedBytes) bytes), rescued \(report.rescued)")
@@ -167,7 +169,7 @@ extension SyncEngine {
     }
 
     /// Cleaning up after a run: a failure is logged, and the next run tries again.
-    private func tidy(_ what: String, _ body: @escaping @Sendable (any ContainerStore) async throws(StoreError) -> Void) async {
+    func tidy(_ what: String, _ body: @escaping @Sendable (any ContainerStore) async throws(StoreError) -> Void) async {
         do {
             try await calls.store(what, body)
         } catch {

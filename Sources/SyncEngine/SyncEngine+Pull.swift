@@ -6,12 +6,12 @@ import ItemModel
 import MetadataStore
 
 /// Pulling: every record after `lastSeq`, in order, each applied in one transaction under
-/// exclusive leases on what it touches (`RecordApplier`); a new device starts from the
-/// newest checkpoint.
+/// exclusive leases on what it touches (`RecordApplier`); a new device, or one whose next
+/// record was compacted away, starts from a checkpoint (`joinFromCheckpoint`).
 extension SyncEngine {
     /// Applies every new record.
     func pull() async throws(SyncError) {
-        if lastSeq == 0 { try await loadCheckpoint() }
+        if lastSeq == 0 { _ = try await joinFromCheckpoint(afterGap: false) }
         // Sequence numbers have no gaps (each is taken with put-if-absent), so reading the
         // next key until there is none needs no listing: one request per poll when idle.
         while true {
@@ -21,6 +21,8 @@ extension SyncEngine {
             do {
                 bytes = try await calls.store("cannot read \(key)") { store throws(StoreError) in try await store.get(key) }
             } catch where error.code == .notFound {
+                // The next record, or records up to a checkpoint, compacted away?
+                if try await joinFromCheckpoint(afterGap: true) { continue }
                 return
             }
             var record = JournalRecord(device: "", deviceName: "", commit: "", time: 0, ops: [])
@@ -62,7 +64,8 @@ extension SyncEngine {
     /// Applies one record under exclusive leases on every item it touches and their
     /// folders, in one transaction; a change to a file open for writing here is held
     /// (`RecordApplier`), the rest applied.
-    func apply(_ record: JournalRecord, seq: UInt64) async throws(SyncError) {
+    /// `keepsTrash`: false for a checkpoint's catch-up, whose deletes the history object says.
+    func apply(_ record: JournalRecord, seq: UInt64, keepsTrash: Bool = true) async throws(SyncError) {
         let leases = try await leases(on: record.ops, "sync: apply journal \(seq)")
         let (device, activity, watched, resurrected) = (self.device, self.activity, feed.isWatched, self.resurrected)
         let outcome: ApplyOutcome
@@ -71,6 +74,7 @@ extension SyncEngine {
                 var applier = RecordApplier(
                     db: db, device: device, activity: activity, now: Timestamp.now(), watched: watched, resurrected: resurrected
                 )
+                applier.keepsTrash = keepsTrash
                 try applier.apply(record, seq: seq)
                 return applier.outcome
             }
@@ -181,44 +185,6 @@ extension SyncEngine {
             }
             logger.info("the held change of journal \(change.seq) to \(change.waitingFor) is applied: the file is closed or written here")
             await finish(outcome, releasing: leases)
-        }
-    }
-
-    func loadCheckpoint() async throws(SyncError) {
-        let keys = try await calls.store("cannot list checkpoints") { store throws(StoreError) in
-            try await store.listAll(prefix: ContainerLayout.checkpointPrefix)
-        }
-        guard let key = keys.last, ContainerLayout.sequence(ofKey: key, prefix: ContainerLayout.checkpointPrefix) != nil else { return }
-        let bytes = try await calls.store("cannot read \(key)") { store throws(StoreError) in try await store.get(key) }
-        // Decoding and ordering 100k items takes a while: off the cooperative pool.
-        let formats = configuration.readableFormats
-        let loaded = await OffloadedWork.run { () -> (seq: UInt64, items: [ItemSnapshot], settings: ContainerSettings?)? in
-            guard let checkpoint = try? RecordCodec.decode(Checkpoint.self, from: bytes), formats.contains(checkpoint.format),
-                  ContainerLayout.checkpointKey(checkpoint.seq) == key, checkpoint.seq < UInt64(Int64.max)
-            else { return nil }
-            // Parents before children, so every upsert finds its folder.
-            let children = Dictionary(grouping: checkpoint.items, by: \.parent)
-            var ordered: [ItemSnapshot] = []
-            var queue: [ItemID] = [.root]
-            var seen: Set<ItemID> = [.root]
-            while let next = queue.popLast() {
-                for child in children[next] ?? [] where seen.insert(child.id).inserted {
-                    ordered.append(child)
-                    queue.append(child.id)
-                }
-            }
-            return (checkpoint.seq, ordered, checkpoint.settings)
-        }
-        guard let (seq, ordered, settings) = loaded else {
-            logger.error("checkpoint \(key) is unreadable; replaying the journal instead")
-            return
-        }
-        var record = JournalRecord(device: "checkpoint", deviceName: "checkpoint", commit: key, time: 0, ops: ordered.map { .upsert($0) })
-        record.settings = settings
-        logger.info("loading checkpoint \(seq) with \(ordered.count) items")
-        try await apply(record, seq: seq)
-        _ = try await calls.write("cannot record where the history starts") { db in
-            try MetadataStore.setSetting(SettingKey.historyFrom, String(seq), db)
         }
     }
 

@@ -72,7 +72,7 @@ extension SyncEngine {
         logger.info("committed journal \(seq) with \(plan.entries.count) changes")
         // A device holding a change has not applied the whole journal: its tree is no checkpoint.
         if seq % configuration.checkpointInterval == 0 && held.isEmpty {
-            await writeCheckpoint(seq)
+            _ = await writeCheckpointAtHead(newerThan: seq - 1)
         }
         return .committed
     }
@@ -223,17 +223,4 @@ extension SyncEngine {
         }
         await purgeDeleted()
     }
-
-    func writeCheckpoint(_ seq: UInt64) async {
-        do {
-            let (items, settings) = try await metadata.read { db in (try BaseSnapshots.all(db), try ContainerSettings.current(db)) }
-            var checkpoint = Checkpoint(seq: seq, items: items)
-            checkpoint.format = info.format
-            checkpoint.settings = settings
-            let bytes = try await OffloadedWork.run { [checkpoint] () throws in try RecordCodec.encode(checkpoint) }
-            _ = try await store.putIfAbsent(ContainerLayout.checkpointKey(seq), bytes)
-            logger.info("wrote checkpoint \(seq) with \(items.count) items")
-        } catch {
-            logger.error("cannot write checkpoint \(seq): \(error)")
-        }
-    }}
+}

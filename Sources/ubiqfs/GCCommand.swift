@@ -9,8 +9,9 @@ struct GCCommand: ParsableCommand {
         abstract: "Delete from the store what no file, version or trash entry within retention needs (format-2 containers).",
         discussion: """
             It marks, waits the grace period (1h by default), then deletes: a device writing meanwhile never loses an object \
-            it names. It also runs by itself about once a day. --grace shortens the wait: for tests, or when no other device \
-            is writing.
+            it names. Then it compacts the journal: records up to a checkpoint it first saw a week ago (the horizon) are \
+            deleted, their versions and trash kept in a history object. It also runs by itself about once a day. --grace \
+            shortens the wait and the horizon: for tests, or when no other device is writing or offline.
             """
     )
     @Argument(help: "A ubiqfs mountpoint.") var mountpoint: String
@@ -25,6 +26,9 @@ struct GCCommand: ParsableCommand {
         guard let report = try ControlClient.send(ControlRequest(command: "gc", graceSeconds: seconds), mountpoint: mountpoint).collection else { return }
         let size = StatusCommand.size
         print("deleted \(report.deleted) objects (\(size(report.deletedBytes))); \(report.rescued) kept because a device named them meanwhile")
+        if let through = report.compactedThrough {
+            print("compacted the journal through record \(through): \(report.recordsDeleted ?? 0) records deleted")
+        }
         print("the store holds \(size(report.stored - report.deletedBytes)): \(size(report.live)) live, \(size(report.history)) versions, \(size(report.trash)) trash")
     }
 
