@@ -27,7 +27,7 @@ public struct DeviceStack: Sendable {
         try StateReconciler.reconcile(metadata: metadata, cache: cache, logger: logger)
         let (info, device) = try await ContainerBootstrap.open(
             store: store, metadata: metadata, deviceName: deviceName, timeout: configuration.storeTimeout,
-            experimentalFormat: configuration.experimentalFormat
+            experimentalFormat: configuration.experimentalFormat, upgrade: !configuration.readOnly
         )
         let handles = HandleTable()
         let notifier = KernelNotifier(handles: handles)

@@ -6,20 +6,22 @@ import MetadataStore
 /// devices creating one container at once agree), and binds the state dir to it. A copy
 /// is kept in the state database, so a device that joined before starts offline too.
 /// Every store call is bounded by `timeout`: a hung store never holds a mount forever.
+/// A container of an older format is upgraded in place (`upgrade`: a read-write mount).
 public enum ContainerBootstrap {
     public static func open(
         store: any ContainerStore, metadata: MetadataStore, deviceName: String, timeout: Duration = .seconds(60),
-        experimentalFormat: Bool = false
+        experimentalFormat: Bool = false, upgrade: Bool = true
     ) async throws(SyncError) -> (ContainerInfo, DeviceIdentity) {
         let formats = ContainerInfo.readableFormats(experimental: experimentalFormat)
         let info: ContainerInfo
+        var reached = true
         do {
             info = try await readOrCreate(store, timeout: timeout, format: formats.upperBound)
         } catch where error.code == .unreachable {
             guard let known = try? metadata.setting(SettingKey.containerInfo).flatMap({ try? RecordCodec.decode(ContainerInfo.self, from: Array($0.utf8)) }) else {
                 throw error
             }
-            info = known
+            (info, reached) = (known, false)
         }
         guard formats.contains(info.format) else {
             let experimental = info.format == ContainerInfo.experimentalFormat ? " (format 2 is experimental: UBIQFS_EXPERIMENTAL_FORMAT=2)" : ""
@@ -46,12 +48,42 @@ public enum ContainerBootstrap {
             if let boundID, boundID != info.id {
                 throw SyncError(code: .container, message: "this state dir belongs to another container (\(boundID)); use another --state-dir")
             }
-            return (info, DeviceIdentity(id: deviceID, name: deviceName))
+            let identity = DeviceIdentity(id: deviceID, name: deviceName)
+            guard upgrade, reached, info.format == 1, formats.upperBound == 2 else { return (info, identity) }
+            return (try await upgradeToFormatTwo(info, store, metadata, timeout: timeout), identity)
         } catch let error as SyncError {
             throw error
         } catch {
             throw SyncError(code: .metadata, message: "cannot record the container in the state database", cause: error)
         }
+    }
+
+    /// Format 1 to 2 in place: every record, checkpoint and block of format 1 is also one
+    /// of format 2, so only `container.json` changes, and this device's next record says
+    /// `"format": 2` (a settings record that changes nothing, if nothing else is pending).
+    /// Devices of this version that see that record write format 2 from then on; older
+    /// ones stop at it with a clear line, their local changes kept.
+    private static func upgradeToFormatTwo(
+        _ old: ContainerInfo, _ store: any ContainerStore, _ metadata: MetadataStore, timeout: Duration
+    ) async throws(SyncError) -> ContainerInfo {
+        var upgraded = old
+        upgraded.format = 2
+        let info = upgraded
+        do {
+            let bytes = try RecordCodec.encode(info)
+            try await StoreDeadline.run(timeout) { () throws(StoreError) in try await store.put(ContainerLayout.infoKey, bytes) }
+        } catch {
+            throw SyncError.wrap(error, "cannot upgrade the container in \(store.displayName) to format 2")
+        }
+        do {
+            try await metadata.write { db in
+                try MetadataStore.setSetting(SettingKey.containerInfo, String(decoding: try RecordCodec.encode(info), as: UTF8.self), db)
+                try ContainerSettings.makePending(SettingsChange(), db)
+            }
+        } catch {
+            throw SyncError(code: .metadata, message: "cannot record the upgrade to format 2", cause: error)
+        }
+        return info
     }
 
     private static func readOrCreate(_ store: any ContainerStore, timeout: Duration, format: Int) async throws(SyncError) -> ContainerInfo {

@@ -13,6 +13,7 @@ import MetadataStore
 struct ContentUploader: Sendable {
     let calls: SyncCalls
     let info: ContainerInfo
+    let format: ContainerFormat
     let cache: ContentCache
     let coordinator: FileCoordinator
     let activity: any LocalActivity
@@ -32,7 +33,7 @@ struct ContentUploader: Sendable {
     /// manifest of each that did not change meanwhile. The first failure stops the rest.
     /// In a format-2 container small files go into packs (`PackUploader`).
     func upload(_ rows: [ItemRow]) async throws(SyncError) -> [Inode: ContentUpload] {
-        guard info.packsSmallFiles else { return try await uploadEach(rows) }
+        guard format.current >= 2 else { return try await uploadEach(rows) }
         // The cache file's size: the row's may lag behind writes still open.
         let sized = rows.map { row in (row, cache.status(row.inode)?.size ?? row.size) }
         let small = sized.filter { $0.1 <= PackUploader.smallFile }
@@ -149,7 +150,7 @@ struct ContentUploader: Sendable {
     private func storeBlock(_ bytes: [UInt8], name: String, ticket: TransferGate.Ticket) async throws(SyncError) -> BlockReference {
         do throws(SyncError) {
             let hash = await OffloadedWork.run { ContentHasher.sha256Hex(bytes) }
-            if info.format >= 2 && condemned.contains(ContainerLayout.blockKey(hash)) {
+            if format.current >= 2 && condemned.contains(ContainerLayout.blockKey(hash)) {
                 return try await storeAnew(bytes, hash: hash, name: name, ticket: ticket)
             }
             let key = ContainerLayout.blockKey(hash)

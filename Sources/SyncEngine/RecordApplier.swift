@@ -113,6 +113,7 @@ struct RecordApplier {
         if keepsTrash { try trash.record(seq: seq, device: record.deviceName, time: record.time, batch: record.batch, db) }
         try take(record.settings, seq: seq)
         if seq == 1 { try MetadataStore.setSetting(SettingKey.wholeHistory, "1", db) }
+        try ContainerFormat.noteRecord(record.format, seq: seq, db)
         try MetadataStore.setSetting(SettingKey.lastSeq, String(seq), db)
         try resolveEvents()
     }

@@ -22,4 +22,7 @@ public enum SettingKey {
     /// Checkpoints the collector has seen and since when (JSON, seq to ns): it compacts up
     /// to one only once it has been there for the compaction horizon.
     public static let checkpointsSeen = "checkpointsSeen"
+    /// The first record of format 2 this device applied or committed: a container
+    /// upgraded in place may be collected only once every later writer knows it.
+    public static let formatTwoFrom = "formatTwoFrom"
 }

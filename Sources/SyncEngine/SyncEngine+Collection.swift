@@ -15,7 +15,7 @@ extension SyncEngine {
     /// brings them back (true: some local content is to be uploaded again); the listing
     /// this relies on is at most a quarter of the grace old.
     func withoutObjectsAtRisk(_ plan: PushPlan) async throws(SyncError) -> (PushPlan, Bool) {
-        guard info.format >= 2 else { return (plan, false) }
+        guard format.current >= 2 else { return (plan, false) }
         let condemned = try await self.condemned.current(calls)
         var risky: Set<Inode> = []
         var reused: [(ino: Inode, id: ItemID, keys: [String])] = []

@@ -60,7 +60,7 @@ extension SyncEngine {
     /// tenth of jitter, so devices do not try in step), where this device can collect.
     func collectWhenDue() async {
         let interval = configuration.collectionInterval
-        guard info.format >= 2, !readOnly, collecting == nil, interval > .zero else { return }
+        guard format.current >= 2, !readOnly, collecting == nil, interval > .zero else { return }
         // A try that failed (another device collects, this one cannot) counts as one.
         let last = max(await lastCollection()?.time ?? started, collectionTried ?? started)
         let due = Double(interval.components.seconds) * Double.random(in: 1...1.1) * 1e9
@@ -98,12 +98,16 @@ extension SyncEngine {
     }
 
     private func checkCanCollect() async throws(SyncError) {
-        guard info.format >= 2 else {
-            throw SyncError(code: .invalid, message: "collection needs a format-2 container (this one has format \(info.format)); format-1 stores keep everything")
+        guard format.current >= 2 else {
+            throw SyncError(code: .invalid, message: "collection needs a format-2 container (this one has format \(format.current)); format-1 stores keep everything")
         }
         if readOnly { throw SyncError(code: .readOnly, message: "the mount is read-only: it deletes nothing") }
-        let (from, whole) = try await calls.read("cannot read the history's start") { db in
-            (try MetadataStore.setting(SettingKey.historyFrom, db), try MetadataStore.setting(SettingKey.wholeHistory, db))
+        let (from, whole, formatTwo) = try await calls.read("cannot read the history's start") { db in
+            (try MetadataStore.setting(SettingKey.historyFrom, db), try MetadataStore.setting(SettingKey.wholeHistory, db),
+             try MetadataStore.setting(SettingKey.formatTwoFrom, db))
+        }
+        guard formatTwo != nil else {
+            throw SyncError(code: .invalid, message: "the container was upgraded to format 2 and no format-2 record is committed yet; collection waits for one")
         }
         guard whole != nil else {
             throw SyncError(

@@ -54,7 +54,7 @@ extension SyncEngine {
             (try FileVersions.all(through: target, db), try TrashEntries.through(target, db))
         }
         let history = HistoryObject(
-            format: info.format, first: 1, last: target, versions: versions.map { HistoryObject.Version(id: $0.id, $0.version) }, trash: trash
+            format: format.current, first: 1, last: target, versions: versions.map { HistoryObject.Version(id: $0.id, $0.version) }, trash: trash
         )
         let bytes: [UInt8]
         do {
@@ -104,7 +104,7 @@ extension SyncEngine {
             }
             guard let state else { return nil }
             var checkpoint = Checkpoint(seq: state.seq, items: state.items)
-            checkpoint.format = info.format
+            checkpoint.format = format.current
             checkpoint.settings = state.settings
             let bytes = try await OffloadedWork.run { [checkpoint] () throws in try RecordCodec.encode(checkpoint) }
             _ = try await store.putIfAbsent(ContainerLayout.checkpointKey(state.seq), bytes)

@@ -99,6 +99,7 @@ extension SyncEngine {
         }
         var record = JournalRecord(device: "checkpoint", deviceName: "checkpoint", commit: ContainerLayout.checkpointKey(seq), time: 0, ops: operations)
         record.settings = checkpoint.settings
+        record.format = checkpoint.format
         try await apply(record, seq: seq, keepsTrash: history == nil && from > 0)
     }
 

@@ -42,7 +42,7 @@ extension SyncEngine {
             device: device.id, deviceName: device.name, commit: ItemID.random().rawValue, time: Timestamp.now(),
             ops: plan.operations
         )
-        record.format = info.format
+        record.format = format.current
         record.settings = settings
         record.batch = pushOrder?.batch
         let bytes: [UInt8]
@@ -52,7 +52,7 @@ extension SyncEngine {
         let key = ContainerLayout.journalKey(seq)
         // Rule W: the listing of what collectors condemned is at most a quarter of the
         // grace old at the commit; else the next round plans again with a new one.
-        if info.format >= 2 && !condemned.isFresh { return .retry }
+        if record.format >= 2 && !condemned.isFresh { return .retry }
         // Until the store answers, nobody knows whether this lands: remember it durably.
         let pending = UncertainCommit(seq: seq, record: record, plan: plan)
         let pendingJSON = String(decoding: try Self.encodeUncertain(pending), as: UTF8.self)
@@ -161,7 +161,7 @@ extension SyncEngine {
     /// Our record is in the journal: its items' committed base moves to it, and rows
     /// that did not change since they were read become clean.
     func committed(_ plan: PushPlan, seq: UInt64, record: JournalRecord) async throws(SyncError) {
-        let (time, settings, batch) = (record.time, record.settings, record.batch)
+        let (time, settings, batch, format) = (record.time, record.settings, record.batch, record.format)
         let activity = self.activity
         let deviceName = device.name
         _ = try await calls.write("cannot record commit \(seq)") { db in
@@ -208,6 +208,7 @@ extension SyncEngine {
             try trash.record(seq: seq, device: deviceName, time: time, batch: batch, db)
             try settings?.makeCurrent(db)
             if seq == 1 { try MetadataStore.setSetting(SettingKey.wholeHistory, "1", db) }
+            try ContainerFormat.noteRecord(format, seq: seq, db)
             try MetadataStore.setSetting(SettingKey.lastSeq, String(seq), db)
             try MetadataStore.removeSetting(SettingKey.uncertainCommit, db)
         }

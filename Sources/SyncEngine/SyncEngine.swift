@@ -32,6 +32,8 @@ public actor SyncEngine {
     let uploader: ContentUploader
     /// What collectors condemned, as this writer last listed it (format 2).
     let condemned: CondemnedObjects
+    /// The format written and collected by (`info.format` until an upgrade is applied).
+    nonisolated let format: ContainerFormat
     /// Content transfers in flight, per direction (`ubiqfs status`).
     public nonisolated let gates: TransferGates
     let logger: Logger
@@ -124,8 +126,9 @@ public actor SyncEngine {
         self.logger = logger
         calls = SyncCalls(store: store, metadata: metadata, timeout: configuration.storeTimeout, reachability: reachability)
         condemned = CondemnedObjects(grace: configuration.collectionGrace)
+        format = ContainerFormat(info.format)
         uploader = ContentUploader(
-            calls: calls, info: info, cache: cache, coordinator: coordinator, activity: activity,
+            calls: calls, info: info, format: format, cache: cache, coordinator: coordinator, activity: activity,
             transfers: transfers, gate: gates.upload, condemned: condemned
         )
         do {
