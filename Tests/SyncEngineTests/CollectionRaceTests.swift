@@ -6,8 +6,10 @@ import ItemModel
 import Testing
 
 /// Collectors race writers that dedup against what the collectors condemn (the same
-/// contents come back again and again, with retention 0 so there is much garbage), and
-/// are killed at random points: a fresh device must still read every file.
+/// contents come back again and again, with retention 0 so there is much garbage),
+/// compact the journal past a device that is offline for rounds at a time (it rejoins
+/// with its changes), and are killed at random points: a fresh device must still read
+/// every file, and every change the offline device made must be there.
 @Suite struct CollectionRaceTests {
     static let pool: [[UInt8]] = (0..<4).map { CollectionTests.content(UInt64($0), size: 300_000) }
         + (4..<7).map { CollectionTests.content(UInt64($0), size: 5_000) } + [Array("tiny".utf8)]
@@ -16,17 +18,28 @@ import Testing
     func collectorsRacingWritersNeverLoseAnObjectARecordNames(seed: UInt64) async throws {
         var random = SplitMix64(seed: seed)
         let store = InMemoryStore()
-        let configuration = CollectionTests.formatTwo(grace: .milliseconds(300))
+        var configuration = CollectionTests.formatTwo(grace: .milliseconds(300))
+        configuration.gapCheckInterval = .zero
         let a = try await TestDevice(store: store, name: "a", configuration: configuration)
         let b = try await TestDevice(store: store, name: "b", configuration: configuration)
         let c = try await TestDevice(store: store, name: "c", configuration: configuration)
+        let offline = try await TestDevice(store: store, name: "offline", configuration: configuration)
         _ = try await a.engine.setRetention(versions: 0, trash: 0)
-        var collected = 0
-        for _ in 0..<10 {
+        var (collected, compacted, written) = (0, 0, [String: [UInt8]]())
+        for round in 0..<10 {
+            // The offline device writes files of its own and edits shared ones; it syncs
+            // every fourth round, so compactions pass it by.
+            for step in 0..<2 {
+                let name = "offline-\(round)-\(step)"
+                written[name] = CollectionTests.content(random.next(), size: Int(random.next() % 3) * 100_000 + 500)
+                try await offline.write(name, written[name]!)
+            }
+            try await offline.write("f\(random.next() % 6)", Self.pool[Int(random.next() % UInt64(Self.pool.count))])
+            if round % 4 == 3 { try await offline.sync() }
             let plans = [a, b].map { device in (device, (0..<6).map { _ in (Int(random.next() % 6), Int(random.next() % UInt64(Self.pool.count + 1))) }) }
             let killAfter = random.next() % 3 == 0 ? Int(random.next() % 500) : nil
             let collector = Task { () -> CollectionReport? in
-                do { return try await c.engine.collect(grace: .milliseconds(300)) } catch { return nil }
+                do { return try await c.engine.collect(grace: .milliseconds(300), horizon: .zero) } catch { return nil }
             }
             if let killAfter {
                 Task {
@@ -50,15 +63,21 @@ import Testing
                 }
                 try await group.waitForAll()
             }
-            if let report = await collector.value { collected += report.deleted }
+            if let report = await collector.value {
+                collected += report.deleted
+                compacted += report.recordsDeleted ?? 0
+            }
             for device in [a, b, c] { try await device.sync() }
         }
-        for device in [a, b, c] { try await device.sync() }
+        for device in [offline, a, b, c, offline] { try await device.sync() }
         #expect(collected > 0, "no collection ever deleted anything: the test tests nothing")
+        #expect(compacted > 0, "no collection ever compacted the journal: the test tests nothing")
         let fresh = try await TestDevice(store: store, name: "fresh", configuration: configuration)
         let expected = try await a.tree()
         #expect(try await fresh.tree() == expected)
         #expect(try await b.tree() == expected)
-        for device in [a, b, c, fresh] { await device.shutdown() }
+        #expect(try await offline.tree() == expected)
+        for (name, content) in written { #expect(try await fresh.readBytes(name) == content, "\(name)") }
+        for device in [a, b, c, offline, fresh] { await device.shutdown() }
     }
 }
