@@ -2,7 +2,9 @@
 """Collection of a format-2 container (issue 24), on the local folder store and on S3
 (SeaweedFS, behind the 50 ms proxy of bench.py): the store's bytes against the live bytes
 after churn, before and after `ubiqfs gc`, and a collection of ITEMS small files (half of
-them deleted): its time, the daemon's memory while it runs, and its store requests.
+them deleted): its time, the daemon's memory while it runs, and its store requests. Also
+the journal (`journal/` objects) before and after each run, and, for the ITEMS workload, a
+second run that compacts it (through the checkpoint the first run wrote at the head).
 
 Usage: python3 Benchmarks/collection.py BINARY [--items N] [--targets ubiqfs,ubiqfs-s3-far]
 (Benchmarks/run.sh builds the release binary and installs SeaweedFS for bench.py; run that
@@ -54,7 +56,9 @@ def gc(target, grace="0s"):
     numbers = {kind: size for size, kind in re.findall(r"([\d.]+ [KMGT]?i?B) (live|versions|trash)", out)}
     deleted = re.search(r"deleted (\d+) objects \(([^)]+)\)", out)
     holds = re.search(r"the store holds ([\d.]+ [KMGT]?i?B)", out)
+    compacted = re.search(r"compacted the journal through record (\d+): (\d+) records deleted", out)
     return {"deleted": f"{deleted.group(1)} ({deleted.group(2)})", "holds": holds.group(1), **numbers,
+            "compacted": f"{compacted.group(2)} (through {compacted.group(1)})" if compacted else "-",
             "seconds": seconds, "rss_growth": max(peak) - base}
 
 
@@ -62,11 +66,36 @@ def requests(target):
     return target.requests() if hasattr(target, "requests") else None
 
 
+def store_objects(target):
+    """{key in the container: bytes} of every object in the target's store. The local store
+    is a folder per container; over S3, rclone lists the server itself (not through the
+    proxy, so the listing adds no counted requests)."""
+    if isinstance(target, Far):
+        listing = subprocess.run(["rclone", "lsl", f"weed:bench/{target.folder}"], check=True, capture_output=True, text=True).stdout
+        found = ((parts[3], int(parts[0])) for parts in (line.split(None, 3) for line in listing.splitlines()) if len(parts) == 4)
+    else:
+        root = target.work / "store"
+        found = ((str(path.relative_to(root)), path.stat().st_size) for path in root.rglob("*") if path.is_file())
+    # Keys are "<container>/<key>"; the container's .tmp holds no objects.
+    return {key.split("/", 1)[1]: size for key, size in found if "/" in key and not key.split("/", 1)[1].startswith(".tmp/")}
+
+
+def prefixed(objects, prefix):
+    """(count, bytes) of the objects whose keys start with prefix."""
+    sizes = [size for key, size in objects.items() if key.startswith(prefix)]
+    return len(sizes), sum(sizes)
+
+
 def counted(target):
-    """`gc`, with the store requests it made where a proxy counts them."""
+    """`gc`, with the store requests it made where a proxy counts them, and the journal,
+    history and checkpoints in the store before and after."""
+    journal = prefixed(store_objects(target), "journal/")
     before = requests(target)
     collected = gc(target)
     collected["requests"] = None if before is None else requests(target) - before
+    after = store_objects(target)
+    collected.update(journal_before=journal, journal_after=prefixed(after, "journal/"),
+                     history=prefixed(after, "history/"), checkpoints=prefixed(after, "checkpoints/"))
     return collected
 
 
@@ -81,11 +110,9 @@ def measure(target, items):
         target.settle()
         os.remove(target.dir / "gone.bin")
         target.settle()
-        kept = gc(target)
-        rows.append(("churn: 8 writes of 8 MiB, one 8 MiB delete; retention 30 days", kept))
+        rows.append(("churn: 8 writes of 8 MiB, one 8 MiB delete; retention 30 days", counted(target)))
         sh(target.binary, "retention", str(target.dir), "--versions", "0", "--trash", "0")
-        freed = gc(target)
-        rows.append(("the same, retention 0", freed))
+        rows.append(("the same, retention 0", counted(target)))
 
         started = time.monotonic()
         make_tree(target.dir / "items", items, per_folder=1000, size=2048)
@@ -97,6 +124,8 @@ def measure(target, items):
             shutil.rmtree(folder)
         target.settle()
         rows.append((f"{items:,} files of 2 KiB (import {imported:.0f} s), a quarter deleted, spread", counted(target)))
+        # Nothing written since: this run compacts through the checkpoint the last one wrote.
+        rows.append(("the same, gc again (compacts the journal)", counted(target)))
         # Then the first half, whole: its packs hold nothing live.
         for folder in folders[:len(folders) // 2]:
             shutil.rmtree(folder, ignore_errors=True)
@@ -105,6 +134,14 @@ def measure(target, items):
     finally:
         target.stop()
     return rows
+
+
+def count_and_size(count_bytes):
+    count, total = count_bytes
+    for unit, scale in (("MiB", MiB), ("KiB", 1024)):
+        if total >= scale:
+            return f"{count} ({total / scale:.1f} {unit})"
+    return f"{count} ({total} B)"
 
 
 def main():
@@ -119,18 +156,24 @@ def main():
     targets = {"ubiqfs": lambda: Local(work, args.binary), "ubiqfs-s3-far": lambda: Far(work, args.binary, far)}
     lines = ["| target | workload | store holds | live | versions | trash | deleted | gc time | RSS growth | requests |",
              "|---|---|---|---|---|---|---|---|---|---|"]
+    journal = ["| target | workload | journal before | journal after | records compacted | history | checkpoints after |",
+               "|---|---|---|---|---|---|---|"]
     try:
         for name in args.targets.split(","):
             for workload, row in measure(targets[name](), args.items):
                 lines.append(f"| {name} | {workload} | {row['holds']} | {row.get('live', '?')} | {row.get('versions', '?')} | "
                              f"{row.get('trash', '?')} | {row['deleted']} | {row['seconds']:.1f} s | {row['rss_growth'] / MiB:.0f} MiB | "
                              f"{row.get('requests') if row.get('requests') is not None else '-'} |")
-                print(lines[-1], flush=True)
+                journal.append(f"| {name} | {workload} | {count_and_size(row['journal_before'])} | {count_and_size(row['journal_after'])} | "
+                               f"{row['compacted']} | {count_and_size(row['history'])} | {count_and_size(row['checkpoints'])} |")
+                print(lines[-1], journal[-1], sep="\n", flush=True)
     finally:
         far.stop()
         seaweed.stop()
         shutil.rmtree(work, ignore_errors=True)
     print("\n".join(lines))
+    print("\nObjects (bytes) in the store before and after each run:\n")
+    print("\n".join(journal))
 
 
 if __name__ == "__main__":

@@ -9,19 +9,22 @@ import MetadataStore
 /// what is pending here on it exactly as on a pull: nothing local is lost, and the device
 /// never stops at a gap (docs/CONTAINER-FORMAT.md, "Compaction").
 extension SyncEngine {
-    /// Joins from a checkpoint after `lastSeq` if there is one to join from. `afterGap`:
-    /// record `lastSeq + 1` is not in the store; a checkpoint after it means it was
-    /// compacted (checked at most once per `gapCheckInterval`, one `LIST`). A new device
-    /// (`lastSeq` 0) always looks, and replays the journal if no checkpoint is readable.
-    /// Returns whether it joined.
+    /// Joins from a checkpoint after `lastSeq` if there is one to join from, looking at
+    /// most once per `gapCheckInterval` (one `LIST`; the first pull always looks).
+    /// `afterGap`: record `lastSeq + 1` is not in the store, so a checkpoint after it
+    /// means it was compacted. Otherwise (a new device, before its first record) no
+    /// readable checkpoint means replaying the journal from 1. Returns whether it joined.
     func joinFromCheckpoint(afterGap: Bool) async throws(SyncError) -> Bool {
-        if afterGap, lastSeq > 0, let last = lastGapCheck, ContinuousClock.now - last < configuration.gapCheckInterval { return false }
+        if let last = lastGapCheck, ContinuousClock.now - last < configuration.gapCheckInterval { return false }
         lastGapCheck = .now
-        let (checkpoints, histories) = try await calls.store("cannot list checkpoints") { store throws(StoreError) in
-            (try await store.listAll(prefix: ContainerLayout.checkpointPrefix), try await store.listAll(prefix: ContainerLayout.historyPrefix))
+        let checkpoints = try await calls.store("cannot list checkpoints") { store throws(StoreError) in
+            try await store.listAll(prefix: ContainerLayout.checkpointPrefix)
         }
         let after = checkpoints.compactMap { ContainerLayout.sequence(ofKey: $0, prefix: ContainerLayout.checkpointPrefix) }.filter { $0 > lastSeq }
         guard !after.isEmpty else { return false }
+        let histories = try await calls.store("cannot list history") { store throws(StoreError) in
+            try await store.listAll(prefix: ContainerLayout.historyPrefix)
+        }
         // The end of the compacted history first: joined there, this device knows it all.
         let history = histories.compactMap { key in ContainerLayout.historyRange(ofKey: key).map { (key, $0) } }.max { $0.1.upperBound < $1.1.upperBound }
         var candidates = after.sorted(by: >)

@@ -11,7 +11,7 @@ import MetadataStore
 extension SyncEngine {
     /// Applies every new record.
     func pull() async throws(SyncError) {
-        if lastSeq == 0 { _ = try await joinFromCheckpoint(afterGap: false) }
+        if lastSeq == 0 && lastGapCheck == nil { _ = try await joinFromCheckpoint(afterGap: false) }
         // Sequence numbers have no gaps (each is taken with put-if-absent), so reading the
         // next key until there is none needs no listing: one request per poll when idle.
         while true {
