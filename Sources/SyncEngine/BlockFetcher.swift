@@ -27,6 +27,36 @@ struct BlockFetcher: Sendable {
         }
     }
 
+    /// Fetches neighbouring blobs of one pack with a single ranged `GET` (a folder read
+    /// ahead: small files packed side by side), each checked and written as `fetch` does.
+    /// One result per blob: a blob that does not match its hash fails alone.
+    func fetchNeighbours(
+        _ blobs: [(block: BlockReference, fd: Int32, offset: Int64, what: String)]
+    ) async throws(SyncError) -> [SyncError?] {
+        let places = blobs.map { ContainerLayout.location(of: $0.block) }
+        guard let key = places.first?.key, let start = places.compactMap({ $0.range?.lowerBound }).min(),
+              let end = places.compactMap({ $0.range?.upperBound }).max(), places.allSatisfy({ $0.key == key && $0.range != nil })
+        else { throw SyncError(code: .invalid, message: "neighbouring blobs must be ranges of one pack") }
+        return try await gate.run(bytes: end - start) { () throws(SyncError) -> [SyncError?] in
+            let bytes = try await calls.store("cannot download \(blobs[0].what)") { store throws(StoreError) in try await store.get(key, range: start ..< end) }
+            guard Int64(bytes.count) == end - start else {
+                throw SyncError(code: .corrupt, message: "\(key) returned \(bytes.count) bytes for a range of \(end - start)")
+            }
+            return await OffloadedWork.run { () -> [SyncError?] in
+                zip(blobs, places).map { blob, place in
+                    let range = place.range!
+                    let slice = Array(bytes[Int(range.lowerBound - start) ..< Int(range.upperBound - start)])
+                    do throws(SyncError) {
+                        try Self.write(slice, of: blob.block, into: blob.fd, at: blob.offset, what: blob.what)
+                        return nil
+                    } catch {
+                        return error
+                    }
+                }
+            }
+        }
+    }
+
     /// Writes the block's bytes at `offset` if they are what the record names.
     private static func write(_ bytes: [UInt8], of block: BlockReference, into fd: Int32, at offset: Int64, what: String) throws(SyncError) {
         guard Int64(bytes.count) == block.length, ContentHasher.sha256Hex(bytes) == block.hash else {

@@ -74,7 +74,7 @@ extension Downloader {
 
     /// Starts queued fetches while there are free slots: `parallelTransfers` for all, and
     /// as many again for readers only.
-    private func startJobs() {
+    func startJobs() {
         while let (key, job) = queued.min(by: { ($0.value.priority, $0.value.order) < ($1.value.priority, $1.value.order) }) {
             let readers = running.values.count { $0.priority == .reader }
             let others = running.count - readers
@@ -119,7 +119,7 @@ extension Downloader {
 
     /// Makes the fill's written blocks durable and records them, once for any number of
     /// blocks that arrive meanwhile; completes the file when they are all of them.
-    private func persistSoon(_ partial: PartialContent) {
+    func persistSoon(_ partial: PartialContent) {
         guard !persisting.contains(partial.generation) else {
             persistAgain.insert(partial.generation)
             return
@@ -157,7 +157,7 @@ extension Downloader {
         }
     }
 
-    private func noteFailure(_ ino: Inode, _ error: SyncError) {
+    func noteFailure(_ ino: Inode, _ error: SyncError) {
         logger.error("fetching a block of inode \(ino) failed: \(error)")
         if error.code == .unreachable { reachability.set(online: false) }
         transfers.noteError(ino, Self.reason(error))
@@ -180,5 +180,93 @@ extension Downloader {
         if feed.isWatched, let path = try? await calls.metadata.read({ db in try ItemRow.path(of: ino, db) }) {
             feed.emit(ChangeEvent(.downloaded, path: path, origin: .remote))
         }
+    }
+}
+
+/// Neighbouring packed blobs fetched together: small files packed side by side (what a
+/// push of a folder makes) come back with one ranged `GET` per run instead of one each.
+extension Downloader {
+    /// Largest gap of unwanted bytes inside a run, and largest run.
+    static let neighbourGap: Int64 = 64 << 10
+    static let largestRun: Int64 = 4 << 20
+
+    /// Fetches the missing packed blocks of these files in runs of neighbours; returns
+    /// when they are done (each file is then completed in the background, or left to a
+    /// block fetch of its own if its run failed).
+    func fetchPackedNeighbours(_ inos: [Inode]) async {
+        var blobs: [Job] = []
+        for ino in inos {
+            guard let partial = try? await startFill(ino) else { continue }
+            for index in partial.missing(offset: 0, length: Int(clamping: partial.size)) {
+                let block = partial.blocks[index]
+                let key = BlockKey(generation: partial.generation, index: index)
+                guard block.pack != nil, block.inline == nil, queued[key] == nil, running[key] == nil else { continue }
+                nextOrder += 1
+                blobs.append(Job(partial: partial, index: index, priority: .readahead, order: nextOrder))
+            }
+        }
+        let runs = Self.neighbourRuns(blobs)
+        for job in runs.joined() { running[BlockKey(generation: job.partial.generation, index: job.index)] = job }
+        let width = parallelTransfers
+        await withTaskGroup(of: Void.self) { group in
+            var pending = runs[...]
+            func startNext() {
+                guard let run = pending.popFirst() else { return }
+                group.addTask { await self.fetchRun(run) }
+            }
+            for _ in 0..<width { startNext() }
+            while await group.next() != nil { startNext() }
+        }
+    }
+
+    /// Runs of two or more blobs of one pack, in offset order, whose gaps and length stay
+    /// within `neighbourGap` and `largestRun`.
+    static func neighbourRuns(_ blobs: [Job]) -> [[Job]] {
+        let byPack = Dictionary(grouping: blobs) { $0.partial.blocks[$0.index].pack ?? "" }
+        var runs: [[Job]] = []
+        for (_, jobs) in byPack {
+            var run: [Job] = []
+            var (start, end): (Int64, Int64) = (0, 0)
+            for job in jobs.sorted(by: { ($0.partial.blocks[$0.index].offset ?? 0) < ($1.partial.blocks[$1.index].offset ?? 0) }) {
+                let block = job.partial.blocks[job.index]
+                let offset = block.offset ?? 0
+                if !run.isEmpty && (offset - end > neighbourGap || offset + block.length - start > largestRun || offset < end) {
+                    if run.count > 1 { runs.append(run) }
+                    run = []
+                }
+                if run.isEmpty { start = offset }
+                run.append(job)
+                end = max(end, offset + block.length)
+            }
+            if run.count > 1 { runs.append(run) }
+        }
+        return runs
+    }
+
+    private func fetchRun(_ run: [Job]) async {
+        let blobs = run.map { job in
+            (block: job.partial.blocks[job.index], fd: job.partial.fd, offset: job.partial.offsets[job.index], what: "inode \(job.partial.ino)")
+        }
+        let results: [SyncError?]
+        do {
+            results = try await fetcher.fetchNeighbours(blobs)
+        } catch {
+            results = Array(repeating: error, count: run.count)
+        }
+        for (job, failure) in zip(run, results) {
+            let key = BlockKey(generation: job.partial.generation, index: job.index)
+            running[key] = nil
+            if let failure {
+                noteFailure(job.partial.ino, failure)
+            } else {
+                job.partial.markPresent(job.index)
+                persistSoon(job.partial)
+            }
+            let waiting = blockWaiters.removeValue(forKey: key) ?? [:]
+            for continuation in waiting.values {
+                if let failure { continuation.resume(throwing: failure) } else { continuation.resume() }
+            }
+        }
+        startJobs()
     }
 }

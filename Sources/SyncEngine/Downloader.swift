@@ -132,6 +132,8 @@ public actor Downloader {
         guard !inos.isEmpty else { return }
         let width = parallelTransfers
         Task {
+            // Small files packed side by side: one ranged GET per run of them first.
+            await self.fetchPackedNeighbours(inos)
             await withTaskGroup(of: Void.self) { group in
                 var pending = inos[...]
                 func startNext() {

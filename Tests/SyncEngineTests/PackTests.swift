@@ -40,9 +40,12 @@ import Testing
         let b = try await TestDevice(store: store, name: "b", configuration: Self.formatTwo)
         for index in 0..<200 { #expect(try await b.readBytes("src/f\(index)") == Self.content(index)) }
         #expect(try await b.readBytes("large.bin") == large)
-        // Each packed file is one ranged GET; the inline ones and the empty one cost none.
+        // A packed file read alone is one ranged GET; read one after another, the folder
+        // is read ahead and neighbours come back together (a GET per run of them). The
+        // inline ones and the empty one cost none.
         let packed = (0..<200).filter { Self.content($0).count > BlockReference.inlineLimit }.count
-        #expect(store.calls.gets - calls.gets == packed + 2, "\(store.calls)")
+        let gets = store.calls.gets - calls.gets
+        #expect(gets > 2 && gets < packed / 2, "\(gets) GETs for \(packed) packed files")
         // A change of a packed file goes into a new pack; the old content stays a version.
         let changed = "changed" + String(repeating: "!", count: 2000)
         try await b.write("src/f7", changed)

@@ -88,6 +88,37 @@ import Testing
         await b.shutdown()
     }
 
+    @Test func packedNeighboursComeBackWithOneRangedGetPerRun() async throws {
+        let store = FarStore()
+        let a = try await TestDevice(store: store, name: "a", configuration: PackTests.formatTwo)
+        try a.mkdir("src")
+        let content = { (index: Int) in (0..<(2000 + index * 37)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) } }
+        for index in 0..<60 { try await a.write("src/file\(index).c", content(index)) }
+        try await a.sync()
+        #expect(store.base.count(under: ContainerLayout.packPrefix) == 1)
+
+        let b = try await TestDevice(store: store, name: "b", configuration: PackTests.formatTwo)
+        let before = store.calls.gets
+        let inos = (0..<60).compactMap { b.inode("src/file\($0).c") }
+        b.engine.downloads.prefetch(inos)
+        for index in 0..<60 { #expect(try await b.waitUntilLocal("src/file\(index).c")) }
+        // 60 files, 200 KiB side by side in one pack: one GET, not 60.
+        #expect(store.calls.gets - before == 1, "\(store.calls.gets - before) GETs")
+        for index in 0..<60 { #expect(try await b.readBytes("src/file\(index).c") == content(index)) }
+
+        // A damaged blob fails alone; its neighbours are served.
+        let pack = try #require(store.base.keys.first { $0.hasPrefix(ContainerLayout.packPrefix) })
+        var bytes = try await store.base.get(pack)
+        bytes[10] ^= 0xff
+        try await store.base.put(pack, bytes)
+        let c = try await TestDevice(store: store, name: "c", configuration: PackTests.formatTwo)
+        c.engine.downloads.prefetch((0..<60).compactMap { c.inode("src/file\($0).c") })
+        for index in 1..<60 { #expect(try await c.waitUntilLocal("src/file\(index).c")) }
+        #expect(try await c.readBytes("src/file59.c") == content(59))
+        await #expect(throws: (any Error).self) { try await c.readBytes("src/file0.c") }
+        for device in [a, b, c] { await device.shutdown() }
+    }
+
     @Test func smallFilesOpenedOneAfterAnotherAreFetchedAheadAndASingleOpenFetchesOnlyItself() async throws {
         let store = FarStore()
         let a = try await TestDevice(store: store, name: "a")
