@@ -103,67 +103,14 @@ final class MountFixture {
     }
 
     static func runBlocking(_ arguments: [String], directory: String? = nil, environment: [String: String] = [:], timeout: TimeInterval) throws -> Result {
-        let process = Process()
-        // Programs start with an empty signal mask, as from a terminal: the test runner's
-        // threads block signals, and a child would inherit that (Ctrl-C could not reach it).
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [
-            "-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execvp(sys.argv[1], sys.argv[1:])",
-        ] + arguments
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory, isDirectory: true) }
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(timeout)
-        // Read while waiting, so a chatty program never blocks on a full pipe.
-        let outData = DataBox()
-        let errData = DataBox()
-        let group = DispatchGroup()
-        for (pipe, box) in [(out, outData), (err, errData)] {
-            group.enter()
-            DispatchQueue.global().async {
-                box.data = Self.readToEnd(pipe.fileHandleForReading.fileDescriptor)
-                group.leave()
-            }
-        }
-        while process.isRunning {
-            if Date() > deadline {
-                process.terminate()
-                Thread.sleep(forTimeInterval: 1)
-                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-                group.wait()
-                return Result(status: -1, output: String(decoding: outData.data, as: UTF8.self), error: "timed out after \(timeout) s: \(arguments)\n" + String(decoding: errData.data, as: UTF8.self))
-            }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        group.wait()
-        return Result(status: process.terminationStatus, output: String(decoding: outData.data, as: UTF8.self), error: String(decoding: errData.data, as: UTF8.self))
+        let merged = environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let result = try ChildProcess.run(arguments, directory: directory, environment: merged, timeout: timeout)
+        let error = String(decoding: result.error, as: UTF8.self)
+        return Result(
+            status: result.status, output: String(decoding: result.output, as: UTF8.self),
+            error: result.timedOut ? "timed out after \(timeout) s: \(arguments)\n" + error : error
+        )
     }
-}
-
-extension MountFixture {
-    /// read(2) until EOF, retrying EINTR (Foundation's readDataToEndOfFile traps on it,
-    /// and the test process gets SIGCHLD from every program it runs).
-    static func readToEnd(_ fd: Int32) -> Data {
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = read(fd, &buffer, buffer.count)
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return data }
-            data.append(contentsOf: buffer[0..<n])
-        }
-    }
-}
-
-final class DataBox: @unchecked Sendable {
-    var data = Data()
 }
 
 struct FixtureError: Error, CustomStringConvertible {
