@@ -132,8 +132,17 @@ def measure(target, items):
         target.settle()
         rows.append(("then the first half deleted", counted(target)))
     finally:
+        target.unmount()
+        report_log(target)
         target.stop()
     return rows
+
+
+def report_log(target):
+    """The daemon's warnings and errors (its log is removed with the target's folder)."""
+    log = target.work / f"{target.name}.log"
+    lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+    print(f"{target.name}: {len(lines)} lines in the daemon's log (--log-level warning)", *lines[:20], sep="\n", file=sys.stderr, flush=True)
 
 
 def count_and_size(count_bytes):

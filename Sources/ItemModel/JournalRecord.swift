@@ -18,6 +18,18 @@ public struct JournalRecord: Hashable, Sendable, Codable {
     /// The same random id on every record of one push that took several (a large backlog
     /// cut into records): what a reader needs to see them as one change (the trash).
     public var batch: String?
+    /// Set on a tombstone (format 2): this record was compacted, with every record up to
+    /// `compacted`; read `checkpoints/<compacted>` instead. It keeps its key taken, so no
+    /// writer behind can ever commit there (put-if-absent fails, and its pull rejoins).
+    public var compacted: UInt64?
+
+    /// The tombstone put over a compacted record (`compacted`).
+    public static func tombstone(format: Int, device: String, deviceName: String, through: UInt64, time: Int64) -> JournalRecord {
+        var record = JournalRecord(device: device, deviceName: deviceName, commit: "", time: time, ops: [])
+        record.format = format
+        record.compacted = through
+        return record
+    }
 
     public init(device: String, deviceName: String, commit: String, time: Int64, ops: [JournalOperation]) {
         self.format = Self.currentFormat

@@ -16,8 +16,9 @@ public struct CollectionReport: Sendable, Codable, Equatable {
     public var deletedBytes: Int64 = 0
     /// Condemned objects a record named during the grace period: kept.
     public var rescued = 0
-    /// The journal compaction: records deleted, and the checkpoint they now end at.
-    public var recordsDeleted: Int?
+    /// The journal compaction: records replaced by tombstones, and the checkpoint they
+    /// now end at.
+    public var recordsCompacted: Int?
     public var compactedThrough: UInt64?
 
     public init() {}

@@ -6,22 +6,31 @@ import MetadataStore
 /// it deletes those records. A device that joins or rejoins from checkpoint `last` loads
 /// it, so every device lists the same versions and trash (docs/CONTAINER-FORMAT.md).
 struct HistoryObject: Codable, Sendable {
-    /// One version of a file: `FileVersion` with the file's id.
+    /// One version of a file: `FileVersion` with the file's id. The content of a file's
+    /// newest version, when it is what checkpoint `last` has for the file (most files:
+    /// unchanged for longer than the retention), is left out (`size`, `mtime`, `blocks`
+    /// absent): the checkpoint says it, and the object stays a fraction of its size.
     struct Version: Codable, Sendable {
         var id: ItemID
         var seq: UInt64
         var device: String
         var time: Int64
-        var size: Int64
-        var mtime: Int64
-        var blocks: [BlockReference]
+        var size: Int64?
+        var mtime: Int64?
+        var blocks: [BlockReference]?
 
-        init(id: ItemID, _ version: FileVersion) {
+        init(id: ItemID, _ version: FileVersion, inCheckpoint: Bool) {
             (self.id, seq, device, time) = (id, version.seq, version.device, version.time)
-            (size, mtime, blocks) = (version.size, version.mtime, version.blocks)
+            if !inCheckpoint { (size, mtime, blocks) = (version.size, version.mtime, version.blocks) }
         }
 
-        var version: FileVersion { FileVersion(seq: seq, device: device, time: time, size: size, mtime: mtime, blocks: blocks) }
+        /// The version, its content taken from `items` (the checkpoint's) where left out;
+        /// nil if the checkpoint has no such file.
+        func version(in items: [ItemID: ItemSnapshot]) -> FileVersion? {
+            if let size, let mtime, let blocks { return FileVersion(seq: seq, device: device, time: time, size: size, mtime: mtime, blocks: blocks) }
+            guard let item = items[id], item.kind == .file else { return nil }
+            return FileVersion(seq: seq, device: device, time: time, size: item.size, mtime: item.mtime, blocks: item.blocks ?? [])
+        }
     }
 
     var format: Int
@@ -44,8 +53,10 @@ struct HistoryObject: Codable, Sendable {
         }
         let range = history.first...history.last
         history.versions = history.versions.filter { version in
-            let ok = range.contains(version.seq) && version.id.isWellFormed && version.id != .root && version.size >= 0
-                && version.blocks.allSatisfy(\.isWellFormed) && version.blocks.reduce(0) { $0 + $1.length } == version.size
+            let content = [version.size == nil, version.mtime == nil, version.blocks == nil]
+            let ok = range.contains(version.seq) && version.id.isWellFormed && version.id != .root
+                && (content.allSatisfy { $0 } || (!content.contains(true) && (0...RecordValidator.maxSize).contains(version.size!)
+                    && version.blocks!.allSatisfy(\.isWellFormed) && Self.total(version.blocks!) == version.size))
             if !ok { refused.append("\(key): a version of \(version.id.rawValue.prefix(40)) at \(version.seq) refused: malformed") }
             return ok
         }
@@ -58,6 +69,17 @@ struct HistoryObject: Codable, Sendable {
             }
         }
         return history
+    }
+
+    /// The blocks' lengths added up, or nil if they overflow (a forged object).
+    private static func total(_ blocks: [BlockReference]) -> Int64? {
+        var total: Int64 = 0
+        for block in blocks {
+            let (sum, overflow) = total.addingReportingOverflow(block.length)
+            guard !overflow else { return nil }
+            total = sum
+        }
+        return total
     }
 
     private static func sanitized(_ entry: TrashEntry, in range: ClosedRange<UInt64>) throws(RecordError) -> TrashEntry {

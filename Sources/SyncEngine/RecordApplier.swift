@@ -110,7 +110,8 @@ struct RecordApplier {
             }
         }
         try settleDisplaced()
-        if keepsTrash { try trash.record(seq: seq, device: record.deviceName, time: record.time, batch: record.batch, db) }
+        // A checkpoint's catch-up has no time: its deletes are found now.
+        if keepsTrash { try trash.record(seq: seq, device: record.deviceName, time: record.time == 0 ? now : record.time, batch: record.batch, db) }
         try take(record.settings, seq: seq)
         if seq == 1 { try MetadataStore.setSetting(SettingKey.wholeHistory, "1", db) }
         try ContainerFormat.noteRecord(record.format, seq: seq, db)

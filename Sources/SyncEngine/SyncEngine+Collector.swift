@@ -12,6 +12,9 @@ extension SyncEngine {
     public func collect(grace: Duration? = nil, horizon: Duration? = nil) async throws(SyncError) -> CollectionReport {
         let grace = grace ?? configuration.collectionGrace
         try await checkCanCollect()
+        guard !collectorRunning else { throw SyncError(code: .busy, message: "a collection is already running on this device") }
+        collectorRunning = true
+        defer { collectorRunning = false }
         let run = ItemID.random().rawValue
         let lease = try await takeLease(run: run, holding: grace * 2 + min(grace * 3, .seconds(600)))
         let collector = Collector(calls: calls)

@@ -1,51 +1,85 @@
 import ContainerStore
 import Foundation
+import GRDB
 import ItemModel
 import MetadataStore
 
 /// Joining from a checkpoint: a new device, and a device whose next journal record was
-/// compacted away (it was offline past the compaction horizon). Both take the checkpoint
-/// as the committed state, with the history object of the records before it, and rebase
-/// what is pending here on it exactly as on a pull: nothing local is lost, and the device
-/// never stops at a gap (docs/CONTAINER-FORMAT.md, "Compaction").
+/// compacted (a tombstone is there; or, as a second line, the record is gone). Both take
+/// the checkpoint as the committed state, with the history object of the records before
+/// it, and rebase what is pending here on it exactly as on a pull: nothing local is lost,
+/// and the device never stops at a gap (docs/CONTAINER-FORMAT.md, "Compaction").
 extension SyncEngine {
-    /// Joins from a checkpoint after `lastSeq` if there is one to join from, looking at
-    /// most once per `gapCheckInterval` (one `LIST`; the first pull always looks).
-    /// `afterGap`: record `lastSeq + 1` is not in the store, so a checkpoint after it
-    /// means it was compacted. Otherwise (a new device, before its first record) no
-    /// readable checkpoint means replaying the journal from 1. Returns whether it joined.
-    func joinFromCheckpoint(afterGap: Bool) async throws(SyncError) -> Bool {
-        if let last = lastGapCheck, ContinuousClock.now - last < configuration.gapCheckInterval { return false }
-        lastGapCheck = .now
+    /// Why a pull looks for a checkpoint to join from.
+    enum JoinReason {
+        /// A new device, before its first record: no readable checkpoint means replaying.
+        case start
+        /// `journal/<lastSeq + 1>` is not in the store: looked at most once per
+        /// `gapCheckInterval`; a checkpoint after `lastSeq` means it was compacted away.
+        case missing
+        /// `journal/<lastSeq + 1>` is a tombstone.
+        case compacted
+    }
+
+    /// Joins from a checkpoint after `lastSeq` if there is one; returns whether it joined.
+    /// Until a look succeeds, the next pull looks again (a failed `LIST` must not let a
+    /// push through into a gap); after a join too, since the position jumped.
+    func joinFromCheckpoint(_ reason: JoinReason) async throws(SyncError) -> Bool {
+        if reason == .missing, let last = lastGapCheck, ContinuousClock.now - last < configuration.gapCheckInterval { return false }
+        lastGapCheck = nil
         let checkpoints = try await calls.store("cannot list checkpoints") { store throws(StoreError) in
             try await store.listAll(prefix: ContainerLayout.checkpointPrefix)
+        }.compactMap { ContainerLayout.sequence(ofKey: $0, prefix: ContainerLayout.checkpointPrefix) }
+        let after = checkpoints.filter { $0 > lastSeq }
+        if reason == .missing {
+            // A record committed since the pull's get (with a checkpoint) is no gap.
+            let next = ContainerLayout.journalKey(lastSeq + 1)
+            let there = try await calls.store("cannot read \(next)") { store throws(StoreError) in try await store.exists(next) }
+            if after.isEmpty || there {
+                lastGapCheck = .now
+                return false
+            }
         }
-        let after = checkpoints.compactMap { ContainerLayout.sequence(ofKey: $0, prefix: ContainerLayout.checkpointPrefix) }.filter { $0 > lastSeq }
-        guard !after.isEmpty else { return false }
-        let histories = try await calls.store("cannot list history") { store throws(StoreError) in
-            try await store.listAll(prefix: ContainerLayout.historyPrefix)
+        if let history = try await newestHistory(endingAt: Set(checkpoints)), history.last > lastSeq {
+            if let checkpoint = try await readCheckpoint(history.last) {
+                try await join(checkpoint, history: try await readHistory(history.key))
+                return true
+            }
         }
-        // The end of the compacted history first: joined there, this device knows it all.
-        let history = histories.compactMap { key in ContainerLayout.historyRange(ofKey: key).map { (key, $0) } }.max { $0.1.upperBound < $1.1.upperBound }
-        var candidates = after.sorted(by: >)
-        if let end = history?.1.upperBound, let index = candidates.firstIndex(of: end) { candidates.insert(candidates.remove(at: index), at: 0) }
-        for seq in candidates {
+        for seq in after.sorted(by: >) {
             guard let checkpoint = try await readCheckpoint(seq) else { continue }
-            let past = seq == history?.1.upperBound ? try await readHistory(history!.0) : nil
-            try await join(checkpoint, history: past)
+            try await join(checkpoint, history: nil)
             return true
         }
-        guard afterGap else { return false }
+        if reason == .start {
+            lastGapCheck = .now
+            return false
+        }
         throw SyncError(
             code: .container,
-            message: "journal record \(lastSeq + 1) is gone (compacted) and no checkpoint after it is readable; nothing here is lost, and sync waits for a readable checkpoint"
+            message: "journal record \(lastSeq + 1) was compacted and no checkpoint after it is readable; nothing here is lost, and sync waits for a readable checkpoint"
         )
     }
 
-    /// The checkpoint `checkpoints/<seq>`, or nil (logged) if it cannot be used.
-    private func readCheckpoint(_ seq: UInt64) async throws(SyncError) -> Checkpoint? {
+    /// The newest history object whose end checkpoint exists (one left by a compaction cut
+    /// short, or ending where nothing can be joined, is not the history of any checkpoint).
+    private func newestHistory(endingAt checkpoints: Set<UInt64>) async throws(SyncError) -> (key: String, last: UInt64)? {
+        let keys = try await calls.store("cannot list history") { store throws(StoreError) in
+            try await store.listAll(prefix: ContainerLayout.historyPrefix)
+        }
+        return keys.compactMap { key in ContainerLayout.historyRange(ofKey: key).map { (key, $0.upperBound) } }
+            .filter { checkpoints.contains($0.1) }.max { $0.1 < $1.1 }
+    }
+
+    /// The checkpoint `checkpoints/<seq>`, or nil (logged) if it is gone or cannot be used.
+    func readCheckpoint(_ seq: UInt64) async throws(SyncError) -> Checkpoint? {
         let key = ContainerLayout.checkpointKey(seq)
-        let bytes = try await calls.store("cannot read \(key)") { store throws(StoreError) in try await store.get(key) }
+        let bytes: [UInt8]
+        do {
+            bytes = try await calls.store("cannot read \(key)") { store throws(StoreError) in try await store.get(key) }
+        } catch where error.code == .notFound {
+            return nil
+        }
         let formats = configuration.readableFormats
         let checkpoint = await OffloadedWork.run { () -> Checkpoint? in
             guard let checkpoint = try? RecordCodec.decode(Checkpoint.self, from: bytes), formats.contains(checkpoint.format),
@@ -66,25 +100,34 @@ extension SyncEngine {
             var refused: [String] = []
             return (HistoryObject.decode(bytes, key: key, formats: formats, refused: &refused), refused)
         }
-        for refusal in refused {
+        for refusal in refused.prefix(20) {
             logger.error("refused from the store: \(refusal)")
             remember(refusal, in: &errors)
         }
+        if refused.count > 20 { logger.error("refused from the store: \(refused.count - 20) more in \(key)") }
         return history
     }
 
-    /// Takes `checkpoint` as the committed state: the history after this device's position
-    /// first (so the catch-up's upserts find their versions known), then the catch-up as
-    /// one record: what changed since this device's base, and the deletes of what is gone.
+    /// Takes `checkpoint` as the committed state: a commit of ours whose reply was lost is
+    /// settled first, then, in one transaction, the history after this device's position
+    /// (so the catch-up's upserts find their versions known) and the catch-up as one
+    /// record: what changed since this device's base, and the deletes of what is gone.
     private func join(_ checkpoint: Checkpoint, history: HistoryObject?) async throws(SyncError) {
-        let (from, seq) = (lastSeq, checkpoint.seq)
+        try await settleUncertain(before: checkpoint)
+        let (from, seq, held) = (lastSeq, checkpoint.seq, Set(self.held.keys))
         let base = try await calls.read("cannot read the committed tree") { db in try BaseSnapshots.all(db) }
-        let operations = await OffloadedWork.run { Self.catchUp(from: base, to: checkpoint) }
+        let operations = await OffloadedWork.run { Self.catchUp(from: base, to: checkpoint, held: held) }
         logger.notice(from == 0
             ? "joining from checkpoint \(seq) (\(checkpoint.items.count) items)"
             : "journal records after \(from) were compacted: rejoining from checkpoint \(seq), \(operations.count) changes to rebase on")
-        _ = try await calls.write("cannot record the history before checkpoint \(seq)") { db in
-            for version in history?.versions ?? [] where version.seq > from { try FileVersions.add(version.id, version.version, db) }
+        let items = Dictionary(checkpoint.items.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var record = JournalRecord(device: "checkpoint", deviceName: "checkpoint", commit: ContainerLayout.checkpointKey(seq), time: 0, ops: operations)
+        record.settings = checkpoint.settings
+        record.format = checkpoint.format
+        try await apply(record, seq: seq, keepsTrash: history == nil && from > 0) { db in
+            for version in history?.versions ?? [] where version.seq > from {
+                if let known = version.version(in: items) { try FileVersions.add(version.id, known, db) }
+            }
             for entry in history?.trash ?? [] where entry.seq > from { try TrashEntries.add(entry, db) }
             // With the history object, this device knows what it would have known by replaying.
             if history == nil {
@@ -94,23 +137,37 @@ extension SyncEngine {
                 try MetadataStore.setSetting(SettingKey.wholeHistory, "1", db)
             }
         }
-        // A commit of ours whose reply was lost, at or before the checkpoint: its rows are
-        // still pending and go again (the same ids and content: the same result if it landed).
-        if let pending = uncertain, pending.seq <= seq {
-            uncertain = nil
+    }
+
+    /// A commit of ours whose reply was lost, at or before the checkpoint: if the
+    /// checkpoint has exactly what it committed, it landed and is settled as ours (no
+    /// conflict copies of our own change); otherwise, or when this process no longer knows
+    /// what it committed (a restart), its rows are still pending and go again.
+    private func settleUncertain(before checkpoint: Checkpoint) async throws(SyncError) {
+        guard let pending = uncertain, pending.seq <= checkpoint.seq else { return }
+        uncertain = nil
+        let items = Dictionary(checkpoint.items.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        guard let plan = pending.plan, pending.seq > lastSeq, plan.operations.allSatisfy({ operation in
+            switch operation {
+            case .upsert(let item): (try? RecordValidator.sanitized(item)) == items[item.id]
+            case .delete(let id): items[id] == nil
+            }
+        }) else {
             _ = try await calls.write("cannot clear the uncertain commit") { db in try MetadataStore.removeSetting(SettingKey.uncertainCommit, db) }
+            return
         }
-        var record = JournalRecord(device: "checkpoint", deviceName: "checkpoint", commit: ContainerLayout.checkpointKey(seq), time: 0, ops: operations)
-        record.settings = checkpoint.settings
-        record.format = checkpoint.format
-        try await apply(record, seq: seq, keepsTrash: history == nil && from > 0)
+        logger.notice("journal \(pending.seq) is this device's commit whose reply was lost, compacted since; settled")
+        var record = JournalRecord(device: device.id, deviceName: device.name, commit: pending.commit, time: pending.time, ops: plan.operations)
+        record.format = format.current
+        try await committed(plan, seq: pending.seq, record: record)
     }
 
     /// The operations that take a committed tree `base` to `checkpoint`: upserts of what
     /// differs, each folder before what is in it (items the root does not reach are not
-    /// part of the tree), then deletes of what the checkpoint no longer has (a folder's
-    /// delete takes what is inside it).
-    static func catchUp(from base: [ItemSnapshot], to checkpoint: Checkpoint) -> [JournalOperation] {
+    /// part of the tree), then deletes of everything the checkpoint no longer has, deepest
+    /// first. An item with a change held here always gets its operation, which replaces
+    /// the held one (held from a record the checkpoint has superseded).
+    static func catchUp(from base: [ItemSnapshot], to checkpoint: Checkpoint, held: Set<ItemID> = []) -> [JournalOperation] {
         let children = Dictionary(grouping: checkpoint.items, by: \.parent)
         var ordered: [ItemSnapshot] = []
         var queue: [ItemID] = [.root]
@@ -122,9 +179,20 @@ extension SyncEngine {
             }
         }
         let known = Dictionary(base.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        let gone = Set(base.map(\.id).filter { $0 != .root && !reached.contains($0) })
-        let upserts = ordered.filter { known[$0.id] != $0 }.map { JournalOperation.upsert($0) }
-        let deletes = base.filter { gone.contains($0.id) && !gone.contains($0.parent) }.map { JournalOperation.delete($0.id) }
+        let upserts = ordered.filter { known[$0.id] != $0 || held.contains($0.id) }.map { JournalOperation.upsert($0) }
+        let gone = Set(base.map(\.id)).union(held).subtracting(reached)
+        var depths: [ItemID: Int] = [:]
+        func depth(_ id: ItemID) -> Int {
+            if let known = depths[id] { return known }
+            var (steps, next, seen) = (0, known[id]?.parent, Set([id]))
+            while let parent = next, parent != .root, seen.insert(parent).inserted {
+                steps += 1
+                next = known[parent]?.parent
+            }
+            depths[id] = steps
+            return steps
+        }
+        let deletes = gone.sorted { (depth($0), $0) > (depth($1), $1) }.map { JournalOperation.delete($0) }
         return upserts + deletes
     }
 }

@@ -1,6 +1,7 @@
 import ContainerStore
 import FileCoordinator
 import Foundation
+import GRDB
 import Inodes
 import ItemModel
 import MetadataStore
@@ -11,7 +12,7 @@ import MetadataStore
 extension SyncEngine {
     /// Applies every new record.
     func pull() async throws(SyncError) {
-        if lastSeq == 0 && lastGapCheck == nil { _ = try await joinFromCheckpoint(afterGap: false) }
+        if lastSeq == 0 && lastGapCheck == nil { _ = try await joinFromCheckpoint(.start) }
         // Sequence numbers have no gaps (each is taken with put-if-absent), so reading the
         // next key until there is none needs no listing: one request per poll when idle.
         while true {
@@ -22,7 +23,7 @@ extension SyncEngine {
                 bytes = try await calls.store("cannot read \(key)") { store throws(StoreError) in try await store.get(key) }
             } catch where error.code == .notFound {
                 // The next record, or records up to a checkpoint, compacted away?
-                if try await joinFromCheckpoint(afterGap: true) { continue }
+                if try await joinFromCheckpoint(.missing) { continue }
                 return
             }
             var record = JournalRecord(device: "", deviceName: "", commit: "", time: 0, ops: [])
@@ -36,6 +37,11 @@ extension SyncEngine {
                 // An unreadable record is skipped (and said), so it cannot stop the container.
                 logger.error("journal record \(seq) is malformed and was skipped: \(error)")
                 remember("journal record \(seq) skipped: \(error.message)", in: &errors)
+            }
+            if record.compacted != nil {
+                // A tombstone: the state after it is a checkpoint's.
+                _ = try await joinFromCheckpoint(.compacted)
+                continue
             }
             try await apply(record, seq: seq)
             try await settleUncertain(record, seq: seq)
@@ -64,8 +70,11 @@ extension SyncEngine {
     /// Applies one record under exclusive leases on every item it touches and their
     /// folders, in one transaction; a change to a file open for writing here is held
     /// (`RecordApplier`), the rest applied.
-    /// `keepsTrash`: false for a checkpoint's catch-up, whose deletes the history object says.
-    func apply(_ record: JournalRecord, seq: UInt64, keepsTrash: Bool = true) async throws(SyncError) {
+    /// `keepsTrash`: false for a checkpoint's catch-up, whose deletes the history object
+    /// says; `prelude` runs first in the same transaction (the history of a join).
+    func apply(
+        _ record: JournalRecord, seq: UInt64, keepsTrash: Bool = true, prelude: (@Sendable (Database) throws -> Void)? = nil
+    ) async throws(SyncError) {
         let leases = try await leases(on: record.ops, "sync: apply journal \(seq)")
         let (device, activity, watched, resurrected) = (self.device, self.activity, feed.isWatched, self.resurrected)
         let outcome: ApplyOutcome
@@ -75,6 +84,7 @@ extension SyncEngine {
                     db: db, device: device, activity: activity, now: Timestamp.now(), watched: watched, resurrected: resurrected
                 )
                 applier.keepsTrash = keepsTrash
+                try prelude?(db)
                 try applier.apply(record, seq: seq)
                 return applier.outcome
             }

@@ -64,6 +64,8 @@ public actor SyncEngine {
     /// A collection this device started by itself, and when the engine started (the first
     /// one waits a whole interval).
     var collecting: Task<Void, Never>?
+    /// A collection runs on this device (by itself or `ubiqfs gc`): one at a time.
+    var collectorRunning = false
     var collectionTried: Int64?
     let started = Timestamp.now()
     var syncRequested = false
@@ -126,7 +128,10 @@ public actor SyncEngine {
         self.logger = logger
         calls = SyncCalls(store: store, metadata: metadata, timeout: configuration.storeTimeout, reachability: reachability)
         condemned = CondemnedObjects(grace: configuration.collectionGrace)
-        format = ContainerFormat(info.format)
+        // A format-2 record applied before a restart counts, even if the container's
+        // info was not stored again (an upgrade met just before a crash).
+        let formatTwoSeen = (try? metadata.setting(SettingKey.formatTwoFrom)) ?? nil
+        format = ContainerFormat(max(info.format, formatTwoSeen == nil ? 1 : 2))
         uploader = ContentUploader(
             calls: calls, info: info, format: format, cache: cache, coordinator: coordinator, activity: activity,
             transfers: transfers, gate: gates.upload, condemned: condemned

@@ -27,7 +27,7 @@ struct GCCommand: ParsableCommand {
         let size = StatusCommand.size
         print("deleted \(report.deleted) objects (\(size(report.deletedBytes))); \(report.rescued) kept because a device named them meanwhile")
         if let through = report.compactedThrough {
-            print("compacted the journal through record \(through): \(report.recordsDeleted ?? 0) records deleted")
+            print("compacted the journal through record \(through): \(report.recordsCompacted ?? 0) records compacted")
         }
         print("the store holds \(size(report.stored - report.deletedBytes)): \(size(report.live)) live, \(size(report.history)) versions, \(size(report.trash)) trash")
     }

@@ -65,7 +65,7 @@ import Testing
             }
             if let report = await collector.value {
                 collected += report.deleted
-                compacted += report.recordsDeleted ?? 0
+                compacted += report.recordsCompacted ?? 0
             }
             for device in [a, b, c] { try await device.sync() }
         }
