@@ -6,6 +6,7 @@ import Inodes
 import ItemModel
 import Logging
 import MetadataStore
+import Synchronization
 
 /// Fetches the blocks of partial files into their cache files: the blocks a reader waits
 /// for first, then readahead, then whole files (`materialize`: pinned items, `ubiqfs
@@ -79,6 +80,14 @@ public actor Downloader {
     /// Items with blocks being fetched now (`ubiqfs status`).
     public var activeCount: Int { Set(running.values.map(\.partial.ino)).union(filling.keys).count }
 
+    /// Prefetches started and not done (counted at once, before their task runs).
+    nonisolated let prefetches = Mutex(0)
+
+    /// Nothing is being fetched, queued, recorded or about to be prefetched.
+    public var isIdle: Bool {
+        queued.isEmpty && running.isEmpty && filling.isEmpty && persisting.isEmpty && prefetches.withLock { $0 == 0 }
+    }
+
     // MARK: Whole files
 
     /// Fetches every block of a placeholder or partial file not here yet, and returns when
@@ -131,9 +140,11 @@ public actor Downloader {
     public nonisolated func prefetch(_ inos: [Inode]) {
         guard !inos.isEmpty else { return }
         let width = parallelTransfers
+        prefetches.withLock { $0 += 1 }
         Task {
+            defer { prefetches.withLock { $0 -= 1 } }
             // Small files packed side by side: one ranged GET per run of them first.
-            await self.fetchPackedNeighbours(inos)
+            if inos.count > 1 { await self.fetchPackedNeighbours(inos) }
             await withTaskGroup(of: Void.self) { group in
                 var pending = inos[...]
                 func startNext() {

@@ -39,9 +39,8 @@ public struct SyncConfiguration: Sendable {
     /// How long a compactor waits after it first sees a checkpoint before it deletes the
     /// records up to it (format 2): a device online within it never needs to rejoin.
     public var compactionHorizon: Duration = .seconds(7 * 86400)
-    /// How often a pull that finds no next record lists checkpoints to see whether it was
-    /// compacted away. Must stay well under the horizon: a device commits only after a
-    /// pull, so a compacted gap is always found before it could write into it.
+    /// How often a pull that finds no next record lists checkpoints to see whether it is
+    /// gone (records lost another way than compaction, which leaves tombstones).
     public var gapCheckInterval: Duration = .seconds(60)
     /// How often a device that can collect does so by itself (about daily; 0: never).
     public var collectionInterval: Duration = .seconds(24 * 3600)

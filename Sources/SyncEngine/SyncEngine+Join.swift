@@ -22,39 +22,36 @@ extension SyncEngine {
     }
 
     /// Joins from a checkpoint after `lastSeq` if there is one; returns whether it joined.
-    /// Until a look succeeds, the next pull looks again (a failed `LIST` must not let a
-    /// push through into a gap); after a join too, since the position jumped.
+    /// A look that fails counts as one (the tombstones, not this look, keep a device from
+    /// writing into a compacted gap); after a join the next missing record is looked into
+    /// at once, since the position jumped.
     func joinFromCheckpoint(_ reason: JoinReason) async throws(SyncError) -> Bool {
         if reason == .missing, let last = lastGapCheck, ContinuousClock.now - last < configuration.gapCheckInterval { return false }
-        lastGapCheck = nil
+        lastGapCheck = .now
         let checkpoints = try await calls.store("cannot list checkpoints") { store throws(StoreError) in
             try await store.listAll(prefix: ContainerLayout.checkpointPrefix)
         }.compactMap { ContainerLayout.sequence(ofKey: $0, prefix: ContainerLayout.checkpointPrefix) }
         let after = checkpoints.filter { $0 > lastSeq }
+        if after.isEmpty && reason != .compacted { return false }
         if reason == .missing {
             // A record committed since the pull's get (with a checkpoint) is no gap.
             let next = ContainerLayout.journalKey(lastSeq + 1)
-            let there = try await calls.store("cannot read \(next)") { store throws(StoreError) in try await store.exists(next) }
-            if after.isEmpty || there {
-                lastGapCheck = .now
-                return false
-            }
+            if try await calls.store("cannot read \(next)", { store throws(StoreError) in try await store.exists(next) }) { return false }
         }
         if let history = try await newestHistory(endingAt: Set(checkpoints)), history.last > lastSeq {
             if let checkpoint = try await readCheckpoint(history.last) {
                 try await join(checkpoint, history: try await readHistory(history.key))
+                lastGapCheck = nil
                 return true
             }
         }
         for seq in after.sorted(by: >) {
             guard let checkpoint = try await readCheckpoint(seq) else { continue }
             try await join(checkpoint, history: nil)
+            lastGapCheck = nil
             return true
         }
-        if reason == .start {
-            lastGapCheck = .now
-            return false
-        }
+        if reason == .start { return false }
         throw SyncError(
             code: .container,
             message: "journal record \(lastSeq + 1) was compacted and no checkpoint after it is readable; nothing here is lost, and sync waits for a readable checkpoint"

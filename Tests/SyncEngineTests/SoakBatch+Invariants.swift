@@ -117,6 +117,10 @@ extension SoakBatch {
     /// A second sync of the online devices: nothing to transfer, nothing to commit.
     /// A device `holding` changes for a writer may keep local changes back (`HeldScope`).
     func checkQuiet(journal: Int, holding: Set<Int>, _ stats: inout SoakStats) async throws {
+        // Prefetches a sync started (pinned files) run in the background: done first.
+        for device in devices {
+            for _ in 0..<2000 where !(await device.engine.downloads.isIdle) { try await Task.sleep(for: .milliseconds(10)) }
+        }
         for soakStore in stores { _ = soakStore.takeCounters() }
         for index in rng.shuffled(online) { try await devices[index].sync() }
         let journalAfter = try await store.listAll(prefix: ContainerLayout.journalPrefix).count
