@@ -12,7 +12,8 @@ import MetadataStore
 extension SyncEngine {
     /// Why a pull looks for a checkpoint to join from.
     enum JoinReason {
-        /// A new device, before its first record: no readable checkpoint means replaying.
+        /// A new device, before its first record: no readable checkpoint (in format 2, none
+        /// with its history) means replaying.
         case start
         /// `journal/<lastSeq + 1>` is not in the store: looked at most once per
         /// `gapCheckInterval`; a checkpoint after `lastSeq` means it was compacted away.
@@ -45,6 +46,10 @@ extension SyncEngine {
                 return true
             }
         }
+        // In format 2 a new device replays the journal rather than start from a checkpoint
+        // without its history (it would not list what came before; the first record, if
+        // compacted, is a tombstone that brings it back here for that).
+        if reason == .start && format.current >= 2 { return false }
         for seq in after.sorted(by: >) {
             guard let checkpoint = try await readCheckpoint(seq) else { continue }
             try await join(checkpoint, history: nil)

@@ -55,6 +55,11 @@ import Testing
 
         let first = try await a.engine.collect(grace: .milliseconds(50), horizon: .zero)
         #expect(first.compactedThrough == nil && store.keys.contains(ContainerLayout.checkpointKey(head)))
+        // Before any compaction a new device replays the journal (a checkpoint would not
+        // bring the history before it), and lists what a lists.
+        let early = try await TestDevice(store: store, name: "early", configuration: Self.configuration())
+        #expect(try Self.history(early, "f.txt") == Self.history(a, "f.txt"))
+        #expect(try early.core.trash() == a.core.trash())
         let report = try await a.engine.collect(grace: .milliseconds(50), horizon: .zero)
         #expect(report.compactedThrough == head && report.recordsCompacted == Int(head), "\(report)")
         #expect(try await Self.journal(store) == (tombstones: Int(head), records: 0))
@@ -76,7 +81,7 @@ import Testing
         try await a.sync()
         #expect(try await a.read("d/x.txt") == "inside")
         _ = try await c.engine.collect(grace: .milliseconds(50), horizon: .zero)
-        for device in [a, c] { await device.shutdown() }
+        for device in [a, c, early] { await device.shutdown() }
     }
 
     @Test func aDeviceOfflinePastTheHorizonRejoinsAndKeepsEveryLocalChange() async throws {
@@ -203,7 +208,13 @@ import Testing
         try await store.put(key, Array("not json".utf8))
         let d = try await TestDevice(store: store, name: "d", configuration: Self.configuration())
         #expect(try await d.read("f.txt") == "two")
-        await #expect(throws: SyncError.self) { try await d.engine.collect(grace: .milliseconds(50)) }
+        // Without the history before its checkpoint, d does not collect, and says why.
+        do {
+            _ = try await d.engine.collect(grace: .milliseconds(50))
+            Issue.record("a device without the history collected")
+        } catch {
+            #expect(error.code == .invalid && error.message.contains("started from checkpoint"), "\(error)")
+        }
         for device in [a, c, d] { await device.shutdown() }
     }
 }
