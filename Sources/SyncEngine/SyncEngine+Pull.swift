@@ -39,8 +39,10 @@ extension SyncEngine {
                 remember("journal record \(seq) skipped: \(error.message)", in: &errors)
             }
             if record.compacted != nil {
-                // A tombstone: the state after it is a checkpoint's.
-                _ = try await joinFromCheckpoint(.compacted)
+                // A tombstone: the state after it is a checkpoint's (none readable throws).
+                guard try await joinFromCheckpoint(.compacted) else {
+                    throw SyncError(code: .container, message: "journal record \(seq) was compacted and no checkpoint after it can be joined")
+                }
                 continue
             }
             try await apply(record, seq: seq)
