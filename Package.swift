@@ -89,7 +89,7 @@ let package = Package(
             name: "DeviceFixture",
             dependencies: [
                 "CloudFileSystem", "ContainerStore", "SyncEngine", "MetadataStore", "ContentCache", "Inodes", "ItemModel",
-                .product(name: "Logging", package: "swift-log"),
+                "SeaweedFSFixture", .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/DeviceFixture"
         ),

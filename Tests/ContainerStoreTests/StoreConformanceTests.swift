@@ -15,7 +15,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
         switch self {
         case .memory: return InMemoryStore()
         case .localFolder:
-            let root = FileManager.default.temporaryDirectory.appendingPathComponent("ubiqfs-store-\(UUID().uuidString)").path
+            let root = try TemporaryDirectories.make("ubiqfs-store")
             return try LocalFolderStore(root: root, container: "c")
         case .s3:
             // A fresh prefix per test: tests share the server and the bucket.

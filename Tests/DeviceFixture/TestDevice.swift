@@ -8,6 +8,7 @@ import Inodes
 import ItemModel
 import Logging
 import MetadataStore
+import SeaweedFSFixture
 import SyncEngine
 
 /// One device of a container, without FUSE: the real filesystem core, metadata, cache,
@@ -28,7 +29,7 @@ public final class TestDevice: Sendable {
     /// it, on the configuration's own poll, debounce and push delay.
     public init(store: any ContainerStore, name: String, stateDir: String? = nil, checkpointInterval: UInt64 = 1000, configuration: SyncConfiguration = SyncConfiguration(), manualSync: Bool = true) async throws {
         self.name = name
-        self.stateDir = stateDir ?? FileManager.default.temporaryDirectory.appendingPathComponent("ubiqfs-dev-\(name)-\(UUID().uuidString)").path
+        self.stateDir = try stateDir ?? TemporaryDirectories.make("ubiqfs-dev-\(name)")
         try FileManager.default.createDirectory(atPath: self.stateDir, withIntermediateDirectories: true)
         var configuration = configuration
         if manualSync {

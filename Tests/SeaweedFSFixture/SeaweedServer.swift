@@ -30,6 +30,7 @@ public final class SeaweedServer: @unchecked Sendable {
 
     public init() {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("ubiqfs-seaweed-\(UUID().uuidString.prefix(8))").path
+        TemporaryDirectories.remove(atExit: directory)
     }
 
     deinit { stop() }

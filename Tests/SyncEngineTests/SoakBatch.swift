@@ -8,6 +8,7 @@ import Glibc
 import Inodes
 import ItemModel
 import MetadataStore
+import SeaweedFSFixture
 import SyncEngine
 import Synchronization
 import Testing
@@ -147,6 +148,7 @@ final class SoakBatch {
             for device in devices { try? FileManager.default.removeItem(atPath: device.stateDir) }
         } else {
             keptStateDirs = devices.map(\.stateDir)
+            for path in keptStateDirs { TemporaryDirectories.keep(path) }
         }
         return report()
     }
