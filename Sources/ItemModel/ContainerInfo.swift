@@ -18,8 +18,6 @@ public struct ContainerInfo: Hashable, Sendable, Codable {
         currentFormat ... (experimental ? experimentalFormat : currentFormat)
     }
 
-    /// Small files' blocks share pack objects (format 2).
-    public var packsSmallFiles: Bool { format >= 2 }
     public static let defaultBlockSize: Int64 = 4 * 1024 * 1024
 
     public var format: Int

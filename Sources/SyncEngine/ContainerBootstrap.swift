@@ -1,4 +1,5 @@
 import ContainerStore
+import GRDB
 import ItemModel
 import MetadataStore
 
@@ -35,7 +36,7 @@ public enum ContainerBootstrap {
                 let bound = try MetadataStore.setting(SettingKey.containerID, db)
                 if bound == nil { try MetadataStore.setSetting(SettingKey.containerID, info.id, db) }
                 if bound == nil || bound == info.id {
-                    try MetadataStore.setSetting(SettingKey.containerInfo, String(decoding: try RecordCodec.encode(info), as: UTF8.self), db)
+                    try remember(info, db)
                 }
                 var device = try MetadataStore.setting(SettingKey.deviceID, db)
                 if device == nil {
@@ -77,13 +78,18 @@ public enum ContainerBootstrap {
         }
         do {
             try await metadata.write { db in
-                try MetadataStore.setSetting(SettingKey.containerInfo, String(decoding: try RecordCodec.encode(info), as: UTF8.self), db)
+                try remember(info, db)
                 try ContainerSettings.makePending(SettingsChange(), db)
             }
         } catch {
             throw SyncError(code: .metadata, message: "cannot record the upgrade to format 2", cause: error)
         }
         return info
+    }
+
+    /// The copy of `container.json` a device starts with while the store is away.
+    private static func remember(_ info: ContainerInfo, _ db: Database) throws {
+        try MetadataStore.setSetting(SettingKey.containerInfo, String(decoding: try RecordCodec.encode(info), as: UTF8.self), db)
     }
 
     private static func readOrCreate(_ store: any ContainerStore, timeout: Duration, format: Int) async throws(SyncError) -> ContainerInfo {

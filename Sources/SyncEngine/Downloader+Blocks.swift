@@ -74,7 +74,7 @@ extension Downloader {
 
     /// Starts queued fetches while there are free slots: `parallelTransfers` for all, and
     /// as many again for readers only.
-    func startJobs() {
+    private func startJobs() {
         while let (key, job) = queued.min(by: { ($0.value.priority, $0.value.order) < ($1.value.priority, $1.value.order) }) {
             let readers = running.values.count { $0.priority == .reader }
             let others = running.count - readers
@@ -95,10 +95,15 @@ extension Downloader {
         } catch {
             result = .failure(error)
         }
+        finished(key, result)
+        startJobs()
+    }
+
+    /// A block fetch is over: whoever waits for it goes on (or gets its failure).
+    private func finished(_ key: BlockKey, _ result: Result<Void, any Error>) {
         running[key] = nil
         let waiting = blockWaiters.removeValue(forKey: key) ?? [:]
         for continuation in waiting.values { continuation.resume(with: result) }
-        startJobs()
     }
 
     /// One block: fetched, verified and written, then marked here (readers go on at once);
@@ -119,7 +124,7 @@ extension Downloader {
 
     /// Makes the fill's written blocks durable and records them, once for any number of
     /// blocks that arrive meanwhile; completes the file when they are all of them.
-    func persistSoon(_ partial: PartialContent) {
+    private func persistSoon(_ partial: PartialContent) {
         guard !persisting.contains(partial.generation) else {
             persistAgain.insert(partial.generation)
             return
@@ -157,7 +162,7 @@ extension Downloader {
         }
     }
 
-    func noteFailure(_ ino: Inode, _ error: SyncError) {
+    private func noteFailure(_ ino: Inode, _ error: SyncError) {
         logger.error("fetching a block of inode \(ino) failed: \(error)")
         if error.code == .unreachable { reachability.set(online: false) }
         transfers.noteError(ino, Self.reason(error))
@@ -254,18 +259,13 @@ extension Downloader {
             results = Array(repeating: error, count: run.count)
         }
         for (job, failure) in zip(run, results) {
-            let key = BlockKey(generation: job.partial.generation, index: job.index)
-            running[key] = nil
             if let failure {
                 noteFailure(job.partial.ino, failure)
             } else {
                 job.partial.markPresent(job.index)
                 persistSoon(job.partial)
             }
-            let waiting = blockWaiters.removeValue(forKey: key) ?? [:]
-            for continuation in waiting.values {
-                if let failure { continuation.resume(throwing: failure) } else { continuation.resume() }
-            }
+            finished(BlockKey(generation: job.partial.generation, index: job.index), failure.map { .failure($0) } ?? .success(()))
         }
         startJobs()
     }

@@ -3,7 +3,7 @@ import MetadataStore
 
 /// `history/<first>-<last>` (format 2): the file versions and trash entries within the
 /// retention that journal records `first...last` carried, written by the compactor before
-/// it deletes those records. A device that joins or rejoins from checkpoint `last` loads
+/// it puts tombstones over those records. A device that joins or rejoins from checkpoint `last` loads
 /// it, so every device lists the same versions and trash (docs/CONTAINER-FORMAT.md).
 struct HistoryObject: Codable, Sendable {
     /// One version of a file: `FileVersion` with the file's id. The content of a file's

@@ -36,7 +36,7 @@ public struct SyncConfiguration: Sendable {
     /// this long after, and a writer lists the condemned objects at most a quarter of it
     /// before each commit. Every device of a container must use the same (tests shorten it).
     public var collectionGrace: Duration = .seconds(3600)
-    /// How long a compactor waits after it first sees a checkpoint before it deletes the
+    /// How long a compactor waits after it first sees a checkpoint before it compacts the
     /// records up to it (format 2): a device online within it never needs to rejoin.
     public var compactionHorizon: Duration = .seconds(7 * 86400)
     /// How often a pull that finds no next record lists checkpoints to see whether it is

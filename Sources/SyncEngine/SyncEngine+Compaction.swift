@@ -63,24 +63,24 @@ extension SyncEngine {
             (try FileVersions.all(through: target, db), try TrashEntries.through(target, db))
         }
         let format = format.current
-        let history = await OffloadedWork.run { () -> HistoryObject in
-            let items = Dictionary(checkpoint.items.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-            // Oldest first: the last of an id is its newest.
-            let newest = Dictionary(versions.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { _, later in later })
-            let written = versions.enumerated().map { index, entry in
-                let current = newest[entry.id] == index && items[entry.id].map { $0.kind == .file && ($0.blocks ?? []) == entry.version.blocks } == true
-                return HistoryObject.Version(id: entry.id, entry.version, inCheckpoint: current)
-            }
-            return HistoryObject(format: format, first: 1, last: target, versions: written, trash: trash)
-        }
+        let key = ContainerLayout.historyKey(first: 1, last: target)
         let bytes: [UInt8]
         do {
-            bytes = try await OffloadedWork.run { () throws in try RecordCodec.encode(history) }
+            bytes = try await OffloadedWork.run { () throws in
+                let items = Dictionary(checkpoint.items.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+                // Oldest first: the last of an id is its newest.
+                let newest = Dictionary(versions.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { _, later in later })
+                let written = versions.enumerated().map { index, entry in
+                    let current = newest[entry.id] == index && items[entry.id].map { $0.kind == .file && ($0.blocks ?? []) == entry.version.blocks } == true
+                    return HistoryObject.Version(id: entry.id, entry.version, inCheckpoint: current)
+                }
+                return try RecordCodec.encode(HistoryObject(format: format, first: 1, last: target, versions: written, trash: trash))
+            }
         } catch {
-            throw SyncError(code: .store, message: "cannot encode \(history.key)", cause: error)
+            throw SyncError(code: .store, message: "cannot encode \(key)", cause: error)
         }
-        try await calls.store("cannot write \(history.key)") { store throws(StoreError) in try await store.put(history.key, bytes) }
-        return history.key
+        try await calls.store("cannot write \(key)") { store throws(StoreError) in try await store.put(key, bytes) }
+        return key
     }
 
     /// Replaces records `first...last` by tombstones, oldest first, so what is left is

@@ -96,22 +96,10 @@ extension SyncEngine {
         }
         lastSeq = seq
         await finish(outcome, releasing: leases)
-        if format.raise(to: record.format) { await upgraded(to: record.format, at: seq) }
-    }
-
-    /// Another device upgraded the container in place: from now on this one writes the
-    /// new format too, and starts with it next time even offline.
-    private func upgraded(to newFormat: Int, at seq: UInt64) async {
-        logger.notice("journal \(seq) has format \(newFormat): the container was upgraded; this device writes format \(newFormat) from now on")
-        var known = info
-        known.format = newFormat
-        guard let bytes = try? RecordCodec.encode(known) else { return }
-        do {
-            _ = try await calls.write("cannot record the container's new format") { db in
-                try MetadataStore.setSetting(SettingKey.containerInfo, String(decoding: bytes, as: UTF8.self), db)
-            }
-        } catch {
-            logger.error("\(error)")
+        // Another device upgraded the container in place: this one writes the new format
+        // from now on (and from its next start: `formatTwoFrom`, noted with the record).
+        if format.raise(to: record.format) {
+            logger.notice("journal \(seq) has format \(record.format): the container was upgraded; this device writes it from now on")
         }
     }
 

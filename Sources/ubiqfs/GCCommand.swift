@@ -10,7 +10,7 @@ struct GCCommand: ParsableCommand {
         discussion: """
             It marks, waits the grace period (1h by default), then deletes: a device writing meanwhile never loses an object \
             it names. Then it compacts the journal: records up to a checkpoint it first saw a week ago (the horizon) are \
-            deleted, their versions and trash kept in a history object. It also runs by itself about once a day. --grace \
+            replaced by tombstones, their versions and trash kept in a history object. It also runs by itself about once a day. --grace \
             shortens the wait and the horizon: for tests, or when no other device is writing or offline.
             """
     )
