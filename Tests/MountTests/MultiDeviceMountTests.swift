@@ -312,6 +312,51 @@ import Testing
             """)
     }
 
+    /// A container made without format 2 is upgraded in place by a mount that reads it,
+    /// and a device away (with work not pushed) while the journal is compacted past it
+    /// rejoins at its next mount with nothing lost either way.
+    @Test func aFormatOneContainerIsUpgradedAndADeviceAwayPastACompactionRejoins() async throws {
+        let fixture = try MountFixture()
+        let bin = MountFixture.binary
+        let container = fixture.store + "/default"
+        let a = try await fixture.mount("a")
+        let b = try await fixture.mount("b")
+        try await fixture.sh("""
+            \(Self.helpers)
+            echo one > \(a)/kept.txt && mkdir \(a)/docs && echo draft > \(a)/docs/plan.txt
+            \(bin) sync --wait \(a)
+            waitfor '[ -e \(b)/docs/plan.txt ]'
+            grep -q '"format":1' \(container)/container.json
+            # b goes away with a change it has not pushed.
+            \(bin) pause \(b)
+            echo "offline work" > \(b)/offline.txt
+            """)
+        try await fixture.unmount(b)
+        try await fixture.unmount(a)
+        let formatTwo = ["UBIQFS_EXPERIMENTAL_FORMAT": "2"]
+        let upgraded = try await fixture.mount("a", environment: formatTwo)
+        try await fixture.sh("""
+            grep -q '"format":2' \(container)/container.json
+            test "$(cat \(upgraded)/kept.txt)" = one
+            echo two > \(upgraded)/kept.txt && mv \(upgraded)/docs \(upgraded)/papers
+            \(bin) sync --wait \(upgraded)
+            # The first run leaves a checkpoint at the head; the next compacts up to it.
+            \(bin) gc \(upgraded) --grace 1s > /dev/null
+            sleep 1.5
+            \(bin) gc \(upgraded) --grace 1s > gc.txt
+            grep -q 'compacted the journal through record' gc.txt
+            grep -q '"compacted":' \(container)/journal/00000000000000000001
+            """)
+        let back = try await fixture.mount("b", environment: formatTwo)
+        try await fixture.sh("""
+            \(Self.helpers)
+            waitfor '[ "$(cat \(back)/kept.txt 2>/dev/null)" = two ]'
+            test "$(cat \(back)/papers/plan.txt)" = draft && test ! -e \(back)/docs
+            waitfor '[ "$(cat \(upgraded)/offline.txt 2>/dev/null)" = "offline work" ]'
+            diff -r \(upgraded) \(back)
+            """)
+    }
+
     @Test func anUnreachableStoreIsNeverMistakenForDeletions() async throws {
         let fixture = try MountFixture()
         let a = try await fixture.mount("a")
