@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Collection of a format-2 container (issue 24), on the local folder store and on S3
 (SeaweedFS, behind the 50 ms proxy of bench.py): the store's bytes against the live bytes
-after churn, before and after `ubiqfs gc`, and a collection of ITEMS small files (half of
-them deleted): its time, the daemon's memory while it runs, and its store requests. Also
+after churn, before and after `ubiqfs gc`, and a collection of ITEMS small files (a
+quarter deleted spread, then half more spread, so packs are repacked, then the first half
+deleted): its time, the daemon's memory while it runs, and its store requests. Also
 the journal (`journal/` objects) before and after each run, with how many are tombstones
 after (compaction overwrites each compacted record with one), and, for the ITEMS workload, a
 second run that compacts it (through the checkpoint the first run wrote at the head).
@@ -59,8 +60,10 @@ def gc(target, grace="0s"):
     deleted = re.search(r"deleted (\d+) objects \(([^)]+)\)", out)
     holds = re.search(r"the store holds ([\d.]+ [KMGT]?i?B)", out)
     compacted = re.search(r"compacted the journal through record (\d+): (\d+) records compacted", out)
+    repacked = re.search(r"repacked (\d+) packs that were mostly garbage: (\d+) blobs moved, ([\d.]+ [KMGT]?i?B) copied", out)
     return {"deleted": f"{deleted.group(1)} ({deleted.group(2)})", "holds": holds.group(1), **numbers,
             "compacted": f"{compacted.group(2)} (through {compacted.group(1)})" if compacted else "-",
+            "repacked": f"{repacked.group(1)} packs, {repacked.group(2)} blobs, {repacked.group(3)}" if repacked else "-",
             "seconds": seconds, "rss_growth": max(peak) - base}
 
 
@@ -139,6 +142,11 @@ def measure(target, items):
         rows.append((f"{items:,} files of 2 KiB (import {imported:.0f} s), a quarter deleted, spread", counted(target)))
         # Nothing written since: this run compacts through the checkpoint the last one wrote.
         rows.append(("the same, gc again (compacts the journal)", counted(target)))
+        # Two more spread quarters: each pack keeps a quarter of its files, and is repacked.
+        for folder in folders[2::4] + folders[3::4]:
+            shutil.rmtree(folder)
+        target.settle()
+        rows.append(("then half more deleted, spread: a quarter of each pack live", counted(target)))
         # Then the first half, whole: its packs hold nothing live.
         for folder in folders[:len(folders) // 2]:
             shutil.rmtree(folder, ignore_errors=True)
@@ -176,15 +184,15 @@ def main():
     seaweed = Seaweed(work)
     far = FarS3(seaweed)
     targets = {"ubiqfs": lambda: Local(work, args.binary), "ubiqfs-s3-far": lambda: Far(work, args.binary, far)}
-    lines = ["| target | workload | store holds | live | versions | trash | deleted | gc time | RSS growth | requests |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| target | workload | store holds | live | versions | trash | repacked | deleted | gc time | RSS growth | requests |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     journal = ["| target | workload | journal before | journal after | tombstones after | records compacted | history | checkpoints after |",
                "|---|---|---|---|---|---|---|---|"]
     try:
         for name in args.targets.split(","):
             for workload, row in measure(targets[name](), args.items):
                 lines.append(f"| {name} | {workload} | {row['holds']} | {row.get('live', '?')} | {row.get('versions', '?')} | "
-                             f"{row.get('trash', '?')} | {row['deleted']} | {row['seconds']:.1f} s | {row['rss_growth'] / MiB:.0f} MiB | "
+                             f"{row.get('trash', '?')} | {row['repacked']} | {row['deleted']} | {row['seconds']:.1f} s | {row['rss_growth'] / MiB:.0f} MiB | "
                              f"{row.get('requests') if row.get('requests') is not None else '-'} |")
                 journal.append(f"| {name} | {workload} | {count_and_size(row['journal_before'])} | {count_and_size(row['journal_after'])} | "
                                f"{row['tombstones']} | {row['compacted']} | {count_and_size(row['history'])} | {count_and_size(row['checkpoints'])} |")

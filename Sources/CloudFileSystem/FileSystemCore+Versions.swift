@@ -30,7 +30,7 @@ extension FileSystemCore {
         let row = try row(ino)
         guard row.itemKind == .file, !row.deleted else { throw FileSystemError(.invalid, "only files have versions") }
         let versions = try read { db in try FileVersions.list(row.itemID, db) }
-        let current = row.dirtyFlags.contains(.content) ? nil : versions.first { $0.blocks == row.blockList }?.seq
+        let current = row.dirtyFlags.contains(.content) ? nil : versions.first { $0.blocks.sameContent(as: row.blockList) }?.seq
         return (versions, current)
     }
 

@@ -22,6 +22,9 @@ public struct JournalRecord: Hashable, Sendable, Codable {
     /// `compacted`; read `checkpoints/<compacted>` instead. It keeps its key taken, so no
     /// writer behind can ever commit there (put-if-absent fails, and its pull rejoins).
     public var compacted: UInt64?
+    /// Packed blobs a collector moved (format 2), applied after `ops`: every reference to
+    /// a listed blob in the pack it left names its new place from this record on.
+    public var relocate: [BlobMove]?
 
     /// The tombstone put over a compacted record (`compacted`).
     public static func tombstone(format: Int, device: String, deviceName: String, through: UInt64, time: Int64) -> JournalRecord {

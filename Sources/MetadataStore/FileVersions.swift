@@ -25,7 +25,7 @@ public enum FileVersions {
     public static func record(_ item: ItemSnapshot, seq: UInt64, device: String, time: Int64, _ db: Database) throws {
         guard item.kind == .file else { return }
         let blocks = item.blocks ?? []
-        if let latest = try latest(item.id, db), latest.blocks == blocks { return }
+        if let latest = try latest(item.id, db), latest.blocks.sameContent(as: blocks) { return }
         try db.cachedStatement(sql: "INSERT OR REPLACE INTO version(id, seq, device, time, size, mtime, blocks) VALUES (?, ?, ?, ?, ?, ?, ?)")
             .execute(arguments: [item.id.rawValue, Int64(seq), device, time, item.size, item.mtime, try JSONEncoder().encode(blocks)])
     }

@@ -2,6 +2,7 @@ import ContainerStore
 import ContentCache
 import Foundation
 import ItemModel
+import MetadataStore
 
 /// Fetches one content block, checks it against its hash and writes it at its offset in a
 /// cache file: the one way content enters this device (downloads, streaming reads, pinned
@@ -20,7 +21,24 @@ struct BlockFetcher: Sendable {
             // Carried in the record: no transfer, but checked as any block is.
             return try await OffloadedWork.run { () throws(SyncError) in try Self.write(Array(inline), of: block, into: fd, at: offset, what: what) }
         }
-        let (key, range) = ContainerLayout.location(of: block)
+        do {
+            try await fetch(at: block, block, into: fd, at: offset, of: what, urgent: urgent)
+        } catch where error.code == .notFound && block.pack != nil {
+            // A collector moved the blob out of its pack: a fill or a list of versions read
+            // before the move was applied here names the old place; the database, the new.
+            let key = ContainerLayout.location(of: block).key
+            let moved = try await calls.read("cannot look up \(what)") { db in
+                try BlobRelocations.place(of: block.hash, length: block.length, besides: key, db)
+            }
+            guard let moved else { throw error }
+            try await fetch(at: moved, block, into: fd, at: offset, of: what, urgent: urgent)
+        }
+    }
+
+    private func fetch(
+        at place: BlockReference, _ block: BlockReference, into fd: Int32, at offset: Int64, of what: String, urgent: Bool
+    ) async throws(SyncError) {
+        let (key, range) = ContainerLayout.location(of: place)
         try await gate.run(bytes: block.length, urgent: urgent) { () throws(SyncError) in
             let bytes = try await calls.store("cannot download \(what)") { store throws(StoreError) in try await store.get(key, range: range) }
             try await OffloadedWork.run { () throws(SyncError) in try Self.write(bytes, of: block, into: fd, at: offset, what: what) }

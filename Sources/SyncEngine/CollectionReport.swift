@@ -16,6 +16,13 @@ public struct CollectionReport: Sendable, Codable, Equatable {
     public var deletedBytes: Int64 = 0
     /// Condemned objects a record named during the grace period: kept.
     public var rescued = 0
+    /// Repacking: packs emptied because they were mostly garbage, the blobs moved out of
+    /// them (a record of `relocate` moves) and the bytes copied into new packs.
+    public var repacked: Int?
+    public var relocated: Int?
+    public var repackedBytes: Int64?
+    /// Named blobs a repack found not matching their name (left where they are).
+    public var unreadableBlobs: Int?
     /// The journal compaction: records replaced by tombstones, and the checkpoint they
     /// now end at.
     public var recordsCompacted: Int?

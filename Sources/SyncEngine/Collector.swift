@@ -23,6 +23,8 @@ struct Collector {
         var trash: [String: Int64] = [:]
         /// Each blob once: `key` and offset.
         var counted: Set<String> = []
+        /// The blobs named in each pack (by pack id), each place once: what a repack moves.
+        var packed: [String: [BlockReference]] = [:]
 
         func contains(_ key: String) -> Bool { live[key] != nil || history[key] != nil || trash[key] != nil }
     }
@@ -34,6 +36,7 @@ struct Collector {
             func add(_ blocks: [BlockReference], to kind: WritableKeyPath<Mark, [String: Int64]>) {
                 for block in blocks {
                     guard let key = ContainerLayout.objectKey(of: block), mark.counted.insert("\(key)@\(block.offset ?? 0)").inserted else { continue }
+                    if let pack = block.pack { mark.packed[pack, default: []].append(block) }
                     // An object is of the first kind that names it (live, then trash, then history).
                     let owner = [\Mark.live, \Mark.trash, \Mark.history].first { mark[keyPath: $0][key] != nil } ?? kind
                     mark[keyPath: owner][key, default: 0] += block.length
@@ -49,12 +52,17 @@ struct Collector {
         }
     }
 
-    /// Every object of content, and what this device's mark does not name.
-    func garbage(_ mark: Mark, report: inout CollectionReport) async throws(SyncError) -> [StoredObject] {
+    /// Every object of content in the store, with its size.
+    func stored() async throws(SyncError) -> [StoredObject] {
         var objects: [StoredObject] = []
         for prefix in [ContainerLayout.blockPrefix, ContainerLayout.packPrefix] {
             objects += try await calls.store("cannot list \(prefix)") { store throws(StoreError) in try await store.listAllObjects(prefix: prefix) }
         }
+        return objects
+    }
+
+    /// What of `objects` this device's mark does not name.
+    func garbage(_ mark: Mark, stored objects: [StoredObject], report: inout CollectionReport) -> [StoredObject] {
         report.stored = objects.reduce(0) { $0 + max(0, $1.size) }
         let garbage = objects.filter { !mark.contains($0.key) }
         report.garbage = garbage.reduce(0) { $0 + max(0, $1.size) }
@@ -75,6 +83,7 @@ struct Collector {
                 for case .upsert(let item) in record.ops {
                     keys.formUnion((item.blocks ?? []).compactMap(ContainerLayout.objectKey(of:)))
                 }
+                for move in record.relocate ?? [] { keys.insert(ContainerLayout.packKey(move.pack)) }
             } else {
                 keys.formUnion(Self.keysMentioned(in: bytes))
             }

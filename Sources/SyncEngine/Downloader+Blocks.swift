@@ -174,7 +174,7 @@ extension Downloader {
         let ino = partial.ino
         let cache = self.cache
         let completed = try await calls.write("cannot record the download of inode \(ino)") { db -> Bool in
-            guard let row = try ItemRow.find(ino: ino, db), row.contentState == .partial, row.blockList == partial.blocks else { return false }
+            guard let row = try ItemRow.find(ino: ino, db), row.contentState == .partial, row.blockList.sameContent(as: partial.blocks) else { return false }
             cache.setModificationTime(fd: partial.fd, nanoseconds: row.mtime)
             return try FetchedBlocks.complete(ino, generation: partial.generation, db)
         }

@@ -31,7 +31,7 @@ public final class PartialFiles: Sendable {
         return try current.withLock { (current) throws(SyncError) -> PartialContent? in
             // The fill in memory is the item's while it is there (evicts, new content and
             // completion forget it), whatever the row read before it began says.
-            if let known = current[ino], known.blocks == row.blockList { return known }
+            if let known = current[ino], known.blocks.sameContent(as: row.blockList) { return known }
             let saved: FetchedBlocks.Fill?
             do { saved = try metadata.read { db in try FetchedBlocks.fill(of: ino, db) } } catch {
                 throw SyncError(code: .metadata, message: "cannot read the fetched blocks of \(row.itemName)", cause: error)
@@ -59,7 +59,7 @@ public final class PartialFiles: Sendable {
 
     /// Bytes of a partial file here, from memory or the database.
     public func presentBytes(of row: ItemRow) -> Int64 {
-        if let known = loaded(row.inode), known.blocks == row.blockList { return known.presentBytes }
+        if let known = loaded(row.inode), known.blocks.sameContent(as: row.blockList) { return known.presentBytes }
         guard let saved = try? metadata.read({ db in try FetchedBlocks.fill(of: row.inode, db) }) else { return 0 }
         return row.blockList.indices.reduce(0) { total, index in
             index / 8 < saved.bitmap.count && saved.bitmap[index / 8] & (1 << UInt8(index % 8)) != 0 ? total + row.blockList[index].length : total
@@ -87,7 +87,7 @@ public final class PartialFiles: Sendable {
         let started: Bool
         do {
             started = try metadata.write { db -> Bool in
-                guard let now = try ItemRow.find(ino: ino, db), !now.deleted, now.contentState != .local, now.blockList == row.blockList else { return false }
+                guard let now = try ItemRow.find(ino: ino, db), !now.deleted, now.contentState != .local, now.blockList.sameContent(as: row.blockList) else { return false }
                 try FetchedBlocks.start(ino, generation: generation, blockCount: row.blockList.count, db)
                 return true
             }

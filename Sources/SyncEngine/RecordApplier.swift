@@ -112,11 +112,23 @@ struct RecordApplier {
         try settleDisplaced()
         // A checkpoint's catch-up has no time: its deletes are found now.
         if keepsTrash { try trash.record(seq: seq, device: record.deviceName, time: record.time == 0 ? now : record.time, batch: record.batch, db) }
+        try relocate(record.relocate ?? [], seq: seq)
         try take(record.settings, seq: seq)
         if seq == 1 { try MetadataStore.setSetting(SettingKey.wholeHistory, "1", db) }
         try ContainerFormat.noteRecord(record.format, seq: seq, db)
         try MetadataStore.setSetting(SettingKey.lastSeq, String(seq), db)
         try resolveEvents()
+    }
+
+    /// A collector's blob moves: every reference kept here follows them (content and
+    /// versions unchanged). A malformed move is refused alone.
+    private mutating func relocate(_ moves: [BlobMove], seq: UInt64) throws {
+        guard !moves.isEmpty else { return }
+        let valid = moves.filter(\.isWellFormed)
+        if valid.count < moves.count { outcome.refused.append("journal \(seq): \(moves.count - valid.count) malformed blob moves refused") }
+        let result = try BlobRelocations.apply(valid, db)
+        for change in result.held { outcome.held[change.itemID] = change }
+        outcome.relocated += result.references
     }
 
     /// The container's settings from this record on; out of range, refused (logged).
@@ -162,7 +174,7 @@ struct RecordApplier {
         }
         if row.deleted { return try undelete(&row, as: item, parent: parent, seq: seq) }
         let localFlags = row.dirtyFlags
-        let contentChanged = item.kind == .file && (item.blocks ?? []) != (base?.blocks ?? row.blockList)
+        let contentChanged = item.kind == .file && !(item.blocks ?? []).sameContent(as: base?.blocks ?? row.blockList)
         if own { return try settleOwn(&row, item, parent: parent, seq: seq) }
         if localFlags.contains(.content) && contentChanged {
             return try splitConflict(&row, remote: item, parent: parent, seq: seq)
@@ -252,6 +264,9 @@ struct RecordApplier {
             outcome.invalidations.append(.inode(row.inode, data: true))
             note(.modified, row.inode)
         } else {
+            // The same bytes in another place (a move the writer did not know of): the
+            // row names them where the record says, as its base does.
+            if let blocks = item.blocks, item.kind == .file, blocks.sameContent(as: row.blockList) { row.blockList = blocks }
             if !mtimeChangedHere && !localContent && row.contentState == .local && row.itemKind == .file {
                 outcome.mtimes.append((row.inode, row.mtime))
             }

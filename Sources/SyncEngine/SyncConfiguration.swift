@@ -39,6 +39,9 @@ public struct SyncConfiguration: Sendable {
     /// How long a compactor waits after it first sees a checkpoint before it compacts the
     /// records up to it (format 2): a device online within it never needs to rejoin.
     public var compactionHorizon: Duration = .seconds(7 * 86400)
+    /// Collection repacks a pack of which less than this share of the bytes is named
+    /// (format 2): its named blobs move to a new pack, and the old one goes.
+    public var repackBelow = 0.5
     /// How often a pull that finds no next record lists checkpoints to see whether it is
     /// gone (records lost another way than compaction, which leaves tombstones).
     public var gapCheckInterval: Duration = .seconds(60)

@@ -20,14 +20,21 @@ extension SyncEngine {
         let collector = Collector(calls: calls)
         var report = CollectionReport()
         try await pullNow()
-        let head = lastSeq
+        var head = lastSeq
         // The mark keeps what the retention keeps now, not at the last prune.
         lastPrune = nil
         await pruneHistory()
         report.time = Timestamp.now()
-        let mark = try await collector.mark(including: held.values.map(\.operation))
+        var mark = try await collector.mark(including: held.values.map(\.operation))
+        var stored = try await collector.stored()
+        if try await repack(mark, stored: stored, report: &report) {
+            // The moves are applied here: the packs they left are named no more.
+            head = lastSeq
+            mark = try await collector.mark(including: held.values.map(\.operation))
+            stored = try await collector.stored()
+        }
         (report.live, report.history, report.trash) = (mark.live.values.reduce(0, +), mark.history.values.reduce(0, +), mark.trash.values.reduce(0, +))
-        let garbage = try await collector.garbage(mark, report: &report)
+        let garbage = collector.garbage(mark, stored: stored, report: &report)
         report.condemned = garbage.count
         if !garbage.isEmpty {
             var list = CondemnedList(

@@ -71,7 +71,7 @@ extension SyncEngine {
                 // Oldest first: the last of an id is its newest.
                 let newest = Dictionary(versions.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { _, later in later })
                 let written = versions.enumerated().map { index, entry in
-                    let current = newest[entry.id] == index && items[entry.id].map { $0.kind == .file && ($0.blocks ?? []) == entry.version.blocks } == true
+                    let current = newest[entry.id] == index && items[entry.id].map { $0.kind == .file && ($0.blocks ?? []).sameContent(as: entry.version.blocks) } == true
                     return HistoryObject.Version(id: entry.id, entry.version, inCheckpoint: current)
                 }
                 return try RecordCodec.encode(HistoryObject(format: format, first: 1, last: target, versions: written, trash: trash))

@@ -25,6 +25,12 @@ struct GCCommand: ParsableCommand {
         let (mountpoint, _) = try ControlClient.locate(mountpoint)
         guard let report = try ControlClient.send(ControlRequest(command: "gc", graceSeconds: seconds), mountpoint: mountpoint).collection else { return }
         let size = StatusCommand.size
+        if let packs = report.repacked {
+            print("repacked \(packs) packs that were mostly garbage: \(report.relocated ?? 0) blobs moved, \(size(report.repackedBytes ?? 0)) copied")
+        }
+        if let unreadable = report.unreadableBlobs {
+            print("warning: \(unreadable) blobs in packs do not match their names and were left where they are: the store holds damaged content, and reading it fails with EIO")
+        }
         print("deleted \(report.deleted) objects (\(size(report.deletedBytes))); \(report.rescued) kept because a device named them meanwhile")
         if let through = report.compactedThrough {
             print("compacted the journal through record \(through): \(report.recordsCompacted ?? 0) records compacted")
