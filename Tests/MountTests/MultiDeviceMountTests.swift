@@ -309,6 +309,22 @@ import Testing
             \(bin) gc \(b) --grace 100ms | grep -q 'deleted 0 objects'
             fails \(bin) gc \(plain) 2>err.txt
             grep -q 'needs a format-2 container' err.txt
+            # 40 small files in one push (one pack), 30 of them deleted: the pack is a
+            # quarter named, so it is repacked, and b reads the rest from the new pack.
+            \(bin) pause \(a)
+            mkdir \(a)/small && for i in $(seq 1 40); do head -c 4096 /dev/urandom > \(a)/small/f$i; done
+            \(bin) resume \(a) && \(bin) sync --wait \(a)
+            test "$(ls \(container)/packs | wc -l)" = 1
+            pack=$(ls \(container)/packs)
+            for i in $(seq 1 40); do [ $((i % 4)) = 0 ] || rm \(a)/small/f$i; done
+            \(bin) sync --wait \(a)
+            waitfor 'test "$(ls \(b)/small | wc -l)" = 10'
+            \(bin) gc \(a) --grace 1s > gc.txt
+            grep -q 'repacked 1 packs that were mostly garbage: 10 blobs moved, 40.0 KiB copied' gc.txt
+            test ! -e \(container)/packs/$pack
+            test "$(cat \(container)/packs/* | wc -c)" = 40960
+            \(bin) sync --wait \(b)
+            for i in 4 8 12 16 20 24 28 32 36 40; do cmp \(a)/small/f$i \(b)/small/f$i; done
             """)
     }
 
