@@ -3,7 +3,8 @@ import PackageDescription
 
 /// Modules and their one-way dependencies (see docs/ARCHITECTURE.md):
 /// Inodes (leaf) -> FuseKit, FileCoordinator, MetadataStore, ContentCache;
-/// CFuse3 -> FuseKit; ItemModel -> ContainerStore, MetadataStore, ContentCache; S3Store (ContainerStore over HTTP); SyncEngine uses the stores, metadata, cache and coordinator;
+/// CFuse3 -> FuseKit; ItemModel -> ContainerStore, MetadataStore, ContentCache; S3Store (ContainerStore over HTTP);
+/// ContainerCrypto (keys, sealing, `SealedStore` over any store); SyncEngine uses the stores, crypto, metadata, cache and coordinator;
 /// CloudFileSystem glues FuseKit to all of them; `ubiqfs` is the command line.
 let package = Package(
     name: "ubiqfs",
@@ -50,9 +51,17 @@ let package = Package(
             dependencies: ["ItemModel", "Inodes", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(
+            name: "ContainerCrypto",
+            dependencies: [
+                "ItemModel", "ContainerStore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        .target(
             name: "SyncEngine",
             dependencies: [
-                "ItemModel", "Inodes", "ContainerStore", "MetadataStore", "ContentCache", "FileCoordinator",
+                "ItemModel", "Inodes", "ContainerStore", "ContainerCrypto", "MetadataStore", "ContentCache", "FileCoordinator",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -61,7 +70,7 @@ let package = Package(
             name: "CloudFileSystem",
             dependencies: [
                 "FuseKit", "Inodes", "ItemModel", "MetadataStore", "ContentCache", "FileCoordinator",
-                "ContainerStore", "SyncEngine", "CSystemShims",
+                "ContainerStore", "ContainerCrypto", "SyncEngine", "CSystemShims",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -69,7 +78,7 @@ let package = Package(
         .executableTarget(
             name: "ubiqfs",
             dependencies: [
-                "CloudFileSystem", "ContainerStore", "S3Store", "SyncEngine", "FileCoordinator", "FuseKit", "Inodes", "CSystemShims",
+                "CloudFileSystem", "ContainerStore", "ContainerCrypto", "S3Store", "SyncEngine", "FileCoordinator", "FuseKit", "Inodes", "CSystemShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -101,7 +110,7 @@ let package = Package(
         .testTarget(
             name: "SyncEngineTests",
             dependencies: [
-                "SyncEngine", "CloudFileSystem", "DeviceFixture", "ContainerStore", "Inodes", "S3Store", "SeaweedFSFixture", "MetadataStore", "ContentCache", "FileCoordinator", "ItemModel",
+                "SyncEngine", "CloudFileSystem", "DeviceFixture", "ContainerStore", "ContainerCrypto", "Inodes", "S3Store", "SeaweedFSFixture", "MetadataStore", "ContentCache", "FileCoordinator", "ItemModel",
                 .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

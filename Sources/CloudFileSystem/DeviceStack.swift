@@ -1,3 +1,4 @@
+import ContainerCrypto
 import ContainerStore
 import ContentCache
 import FileCoordinator
@@ -17,6 +18,8 @@ public struct DeviceStack: Sendable {
     public let sync: SyncEngine
     public let core: FileSystemCore
     public let controlSocketPath: String
+    /// The master key of an encrypted container, in the state dir (mode 0600).
+    public static let keyFile = "container.key"
 
     public static func open(
         store: any ContainerStore, stateDir: String, deviceName: String, configuration: SyncConfiguration, logger: Logger
@@ -25,10 +28,14 @@ public struct DeviceStack: Sendable {
         let metadata = try MetadataStore(path: stateDir + "/state.db")
         let cache = try ContentCache(directory: stateDir + "/cache")
         try StateReconciler.reconcile(metadata: metadata, cache: cache, logger: logger)
-        let (info, device) = try await ContainerBootstrap.open(
+        var unlock = configuration.encryption
+        unlock.keyFile = unlock.keyFile ?? stateDir + "/" + Self.keyFile
+        let (info, device, cipher) = try await ContainerBootstrap.open(
             store: store, metadata: metadata, deviceName: deviceName, timeout: configuration.storeTimeout,
-            experimentalFormat: configuration.experimentalFormat, upgrade: !configuration.readOnly
+            experimentalFormat: configuration.experimentalFormat, upgrade: !configuration.readOnly, unlock: unlock
         )
+        // An encrypted container's objects are sealed and opened on their way.
+        let store: any ContainerStore = cipher.map { SealedStore(store, cipher: $0) } ?? store
         let handles = HandleTable()
         let notifier = KernelNotifier(handles: handles)
         let coordinator = FileCoordinator()

@@ -24,7 +24,8 @@ public struct BlobMove: Hashable, Sendable, Codable {
     /// Where `block` is after this move, if the move is about it (same blob, same pack).
     public func applied(to block: BlockReference) -> BlockReference? {
         guard block.hash == hash, block.length == length, block.pack == from else { return nil }
-        return BlockReference(hash: hash, length: length, pack: pack, offset: offset)
+        // A repack copies a blob's stored bytes as they are: its stored length stays.
+        return BlockReference(hash: hash, length: length, pack: pack, offset: offset, stored: block.stored)
     }
 
     enum CodingKeys: String, CodingKey {

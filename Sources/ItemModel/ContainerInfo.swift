@@ -20,8 +20,21 @@ public struct ContainerInfo: Hashable, Sendable, Codable {
 
     public static let defaultBlockSize: Int64 = 4 * 1024 * 1024
 
+    /// An encrypted container's scheme, and the authenticator of the fields above it
+    /// (docs/CONTAINER-FORMAT.md, "Encryption"); nil: not encrypted.
+    public struct Encryption: Hashable, Sendable, Codable {
+        public var scheme: String
+        public var check: String
+
+        public init(scheme: String, check: String) {
+            self.scheme = scheme
+            self.check = check
+        }
+    }
+
     public var format: Int
     public var id: String
+    public var encryption: Encryption?
     public var blockSize: Int64
     /// Nanoseconds since the epoch.
     public var created: Int64

@@ -10,6 +10,8 @@ public enum ContainerLayout {
     public static let historyPrefix = "history/"
     /// The collector's lease and lists (format 2).
     public static let gcPrefix = "gc/"
+    /// Encrypted containers: the master key wrapped by each passphrase.
+    public static let keyPrefix = "keys/"
     public static let leasePrefix = "gc/lease-"
 
     /// 20 zero-padded digits, so lexicographic order (what stores list in) is numeric order.
@@ -17,6 +19,7 @@ public enum ContainerLayout {
     public static func checkpointKey(_ seq: UInt64) -> String { checkpointPrefix + padded(seq) }
     public static func blockKey(_ hash: String) -> String { blockPrefix + hash }
     public static func packKey(_ pack: String) -> String { packPrefix + pack }
+    public static func keyObjectKey(_ id: String) -> String { keyPrefix + id }
     /// `history/<first>-<last>`: what records first...last carried.
     public static func historyKey(first: UInt64, last: UInt64) -> String { historyPrefix + padded(first) + "-" + padded(last) }
     public static func leaseKey(_ number: UInt64) -> String { leasePrefix + padded(number) }
@@ -30,7 +33,7 @@ public enum ContainerLayout {
     /// Where a block's bytes are: its own object, or a range of a pack.
     public static func location(of block: BlockReference) -> (key: String, range: Range<Int64>?) {
         guard let pack = block.pack, let offset = block.offset else { return (blockKey(block.hash), nil) }
-        return (packKey(pack), offset ..< offset + block.length)
+        return (packKey(pack), offset ..< offset + block.storedLength)
     }
 
     /// The sequence number of a journal or checkpoint key, or nil for anything else.

@@ -19,7 +19,8 @@ struct BlockFetcher: Sendable {
     func fetch(_ block: BlockReference, into fd: Int32, at offset: Int64, of what: String, urgent: Bool = false) async throws(SyncError) {
         if let inline = block.inline {
             // Carried in the record: no transfer, but checked as any block is.
-            return try await OffloadedWork.run { () throws(SyncError) in try Self.write(Array(inline), of: block, into: fd, at: offset, what: what) }
+            let codec = calls.codec
+            return try await OffloadedWork.run { () throws(SyncError) in try Self.write(Array(inline), of: block, into: fd, at: offset, what: what, codec) }
         }
         do {
             try await fetch(at: block, block, into: fd, at: offset, of: what, urgent: urgent)
@@ -39,9 +40,10 @@ struct BlockFetcher: Sendable {
         at place: BlockReference, _ block: BlockReference, into fd: Int32, at offset: Int64, of what: String, urgent: Bool
     ) async throws(SyncError) {
         let (key, range) = ContainerLayout.location(of: place)
+        let codec = calls.codec
         try await gate.run(bytes: block.length, urgent: urgent) { () throws(SyncError) in
             let bytes = try await calls.store("cannot download \(what)") { store throws(StoreError) in try await store.get(key, range: range) }
-            try await OffloadedWork.run { () throws(SyncError) in try Self.write(bytes, of: block, into: fd, at: offset, what: what) }
+            try await OffloadedWork.run { () throws(SyncError) in try Self.write(bytes, of: block, into: fd, at: offset, what: what, codec) }
         }
     }
 
@@ -55,6 +57,7 @@ struct BlockFetcher: Sendable {
         guard let key = places.first?.key, let start = places.compactMap({ $0.range?.lowerBound }).min(),
               let end = places.compactMap({ $0.range?.upperBound }).max(), places.allSatisfy({ $0.key == key && $0.range != nil })
         else { throw SyncError(code: .invalid, message: "neighbouring blobs must be ranges of one pack") }
+        let codec = calls.codec
         return try await gate.run(bytes: end - start) { () throws(SyncError) -> [SyncError?] in
             let bytes = try await calls.store("cannot download \(blobs[0].what)") { store throws(StoreError) in try await store.get(key, range: start ..< end) }
             guard Int64(bytes.count) == end - start else {
@@ -65,7 +68,7 @@ struct BlockFetcher: Sendable {
                     let range = place.range!
                     let slice = Array(bytes[Int(range.lowerBound - start) ..< Int(range.upperBound - start)])
                     do throws(SyncError) {
-                        try Self.write(slice, of: blob.block, into: blob.fd, at: blob.offset, what: blob.what)
+                        try Self.write(slice, of: blob.block, into: blob.fd, at: blob.offset, what: blob.what, codec)
                         return nil
                     } catch {
                         return error
@@ -75,11 +78,12 @@ struct BlockFetcher: Sendable {
         }
     }
 
-    /// Writes the block's bytes at `offset` if they are what the record names.
-    private static func write(_ bytes: [UInt8], of block: BlockReference, into fd: Int32, at offset: Int64, what: String) throws(SyncError) {
-        guard Int64(bytes.count) == block.length, ContentHasher.sha256Hex(bytes) == block.hash else {
-            throw SyncError(code: .corrupt, message: "block \(block.hash) of \(what) does not match its hash; not served")
-        }
+    /// Writes the block's bytes at `offset` if they are what the record names (a packed
+    /// blob of an encrypted container opened first).
+    private static func write(
+        _ fetched: [UInt8], of block: BlockReference, into fd: Int32, at offset: Int64, what: String, _ codec: ContentCodec
+    ) throws(SyncError) {
+        let bytes = try codec.verified(fetched, of: block, what: what)
         do throws(SystemError) {
             try Syscall.writeAll(fd: fd, bytes, at: offset)
         } catch {

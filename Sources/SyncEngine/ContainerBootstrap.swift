@@ -1,3 +1,4 @@
+import ContainerCrypto
 import ContainerStore
 import GRDB
 import ItemModel
@@ -11,13 +12,14 @@ import MetadataStore
 public enum ContainerBootstrap {
     public static func open(
         store: any ContainerStore, metadata: MetadataStore, deviceName: String, timeout: Duration = .seconds(60),
-        experimentalFormat: Bool = false, upgrade: Bool = true
-    ) async throws(SyncError) -> (ContainerInfo, DeviceIdentity) {
+        experimentalFormat: Bool = false, upgrade: Bool = true, unlock: ContainerUnlock = ContainerUnlock()
+    ) async throws(SyncError) -> (ContainerInfo, DeviceIdentity, ContainerCipher?) {
         let formats = ContainerInfo.readableFormats(experimental: experimentalFormat)
         let info: ContainerInfo
+        var created: [UInt8]?
         var reached = true
         do {
-            info = try await readOrCreate(store, timeout: timeout, format: formats.upperBound)
+            (info, created) = try await readOrCreate(store, timeout: timeout, format: formats.upperBound, unlock: unlock)
         } catch where error.code == .unreachable {
             guard let known = try? metadata.setting(SettingKey.containerInfo).flatMap({ try? RecordCodec.decode(ContainerInfo.self, from: Array($0.utf8)) }) else {
                 throw error
@@ -31,6 +33,8 @@ public enum ContainerBootstrap {
         guard info.blockSize >= 4096, info.blockSize <= 64 * 1024 * 1024 else {
             throw SyncError(code: .container, message: "the container's block size \(info.blockSize) is out of range")
         }
+        // Before the state dir is bound: a wrong passphrase leaves nothing behind.
+        let cipher = try await cipher(for: info, store, unlock: unlock, created: created, reached: reached)
         do {
             let (boundID, deviceID) = try await metadata.write { db -> (String?, String) in
                 let bound = try MetadataStore.setting(SettingKey.containerID, db)
@@ -50,8 +54,8 @@ public enum ContainerBootstrap {
                 throw SyncError(code: .container, message: "this state dir belongs to another container (\(boundID)); use another --state-dir")
             }
             let identity = DeviceIdentity(id: deviceID, name: deviceName)
-            guard upgrade, reached, info.format == 1, formats.upperBound == 2 else { return (info, identity) }
-            return (try await upgradeToFormatTwo(info, store, metadata, timeout: timeout), identity)
+            guard upgrade, reached, info.format == 1, formats.upperBound == 2 else { return (info, identity, cipher) }
+            return (try await upgradeToFormatTwo(info, store, metadata, timeout: timeout), identity, cipher)
         } catch let error as SyncError {
             throw error
         } catch {
@@ -92,22 +96,26 @@ public enum ContainerBootstrap {
         try MetadataStore.setSetting(SettingKey.containerInfo, String(decoding: try RecordCodec.encode(info), as: UTF8.self), db)
     }
 
-    private static func readOrCreate(_ store: any ContainerStore, timeout: Duration, format: Int) async throws(SyncError) -> ContainerInfo {
+    /// The container's `container.json`, and the master key if this call created it encrypted.
+    private static func readOrCreate(
+        _ store: any ContainerStore, timeout: Duration, format: Int, unlock: ContainerUnlock
+    ) async throws(SyncError) -> (ContainerInfo, [UInt8]?) {
         for _ in 0..<3 {
             do {
                 let bytes = try await StoreDeadline.run(timeout) { () throws(StoreError) in try await store.get(ContainerLayout.infoKey) }
                 do {
-                    return try RecordCodec.decode(ContainerInfo.self, from: bytes)
+                    return (try RecordCodec.decode(ContainerInfo.self, from: bytes), nil)
                 } catch {
                     throw SyncError(code: .container, message: "container.json in \(store.displayName) is not readable", cause: error)
                 }
             } catch let error as SyncError {
                 throw error
             } catch let error as StoreError where error.code == .notFound {
-                let info = ContainerInfo(id: ItemID.random().rawValue, format: format, created: Timestamp.now())
+                var (info, master) = (ContainerInfo(id: ItemID.random().rawValue, format: format, created: Timestamp.now()), [UInt8]?.none)
+                if unlock.encrypt { (info, master) = try await createEncrypted(store, format: format, unlock: unlock) }
                 do {
                     let bytes = try RecordCodec.encode(info)
-                    if try await StoreDeadline.run(timeout, { () throws(StoreError) in try await store.putIfAbsent(ContainerLayout.infoKey, bytes) }) { return info }
+                    if try await StoreDeadline.run(timeout, { () throws(StoreError) in try await store.putIfAbsent(ContainerLayout.infoKey, bytes) }) { return (info, master) }
                 } catch {
                     throw SyncError.wrap(error, "cannot create the container in \(store.displayName)")
                 }

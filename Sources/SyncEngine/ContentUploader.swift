@@ -149,7 +149,8 @@ struct ContentUploader: Sendable {
     /// turn `ticket` was given.
     private func storeBlock(_ bytes: [UInt8], name: String, ticket: TransferGate.Ticket) async throws(SyncError) -> BlockReference {
         do throws(SyncError) {
-            let hash = await OffloadedWork.run { ContentHasher.sha256Hex(bytes) }
+            let codec = calls.codec
+            let hash = await OffloadedWork.run { codec.name(of: bytes) }
             if format.current >= 2 && condemned.contains(ContainerLayout.blockKey(hash)) {
                 return try await storeAnew(bytes, hash: hash, name: name, ticket: ticket)
             }
@@ -178,9 +179,10 @@ struct ContentUploader: Sendable {
     /// a put of the condemned key could be deleted by the sweep right after.
     private func storeAnew(_ bytes: [UInt8], hash: String, name: String, ticket: TransferGate.Ticket) async throws(SyncError) -> BlockReference {
         let pack = ItemID.random().rawValue
-        try await ticket.pace(Int64(bytes.count))
-        try await calls.store("cannot upload \(name)") { store throws(StoreError) in try await store.put(ContainerLayout.packKey(pack), bytes) }
-        ticket.finish(completed: true, moved: Int64(bytes.count))
-        return BlockReference(hash: hash, length: Int64(bytes.count), pack: pack, offset: 0)
+        let sealed = try calls.codec.packed(bytes, name: hash)
+        try await ticket.pace(Int64(sealed.count))
+        try await calls.store("cannot upload \(name)") { store throws(StoreError) in try await store.put(ContainerLayout.packKey(pack), sealed) }
+        ticket.finish(completed: true, moved: Int64(sealed.count))
+        return BlockReference(hash: hash, length: Int64(bytes.count), pack: pack, offset: 0, stored: sealed.count == bytes.count ? nil : Int64(sealed.count))
     }
 }

@@ -235,13 +235,13 @@ extension Downloader {
             for job in jobs.sorted(by: { ($0.partial.blocks[$0.index].offset ?? 0) < ($1.partial.blocks[$1.index].offset ?? 0) }) {
                 let block = job.partial.blocks[job.index]
                 let offset = block.offset ?? 0
-                if !run.isEmpty && (offset - end > neighbourGap || offset + block.length - start > largestRun || offset < end) {
+                if !run.isEmpty && (offset - end > neighbourGap || offset + block.storedLength - start > largestRun || offset < end) {
                     if run.count > 1 { runs.append(run) }
                     run = []
                 }
                 if run.isEmpty { start = offset }
                 run.append(job)
-                end = max(end, offset + block.length)
+                end = max(end, offset + block.storedLength)
             }
             if run.count > 1 { runs.append(run) }
         }

@@ -38,15 +38,22 @@ struct PackUploader: Sendable {
         var held = 0
         var files: [(ino: Inode, block: BlockReference?, mtime: Int64, generation: UInt64)] = []
 
-        mutating func append(_ file: SmallFile) async {
+        /// The file's block, inline or packed (sealed alone in an encrypted container).
+        mutating func append(_ file: SmallFile, _ codec: ContentCodec) async throws(SyncError) {
             held += file.bytes.count
             guard !file.bytes.isEmpty else { return files.append((file.ino, nil, file.mtime, file.generation)) }
-            let hash = await OffloadedWork.run { [bytes = file.bytes] in ContentHasher.sha256Hex(bytes) }
             let length = Int64(file.bytes.count)
-            let block = file.bytes.count <= BlockReference.inlineLimit
+            let inline = file.bytes.count <= BlockReference.inlineLimit
+            let (hash, stored) = try await OffloadedWork.run { [bytes = file.bytes] () throws(SyncError) -> (String, [UInt8]) in
+                let hash = codec.name(of: bytes)
+                return (hash, inline ? [] : try codec.packed(bytes, name: hash))
+            }
+            let block = inline
                 ? BlockReference(hash: hash, length: length, inline: Data(file.bytes))
-                : BlockReference(hash: hash, length: length, pack: id, offset: Int64(bytes.count))
-            if block.inline == nil { bytes += file.bytes }
+                : BlockReference(
+                    hash: hash, length: length, pack: id, offset: Int64(bytes.count), stored: stored.count == file.bytes.count ? nil : Int64(stored.count)
+                )
+            bytes += stored
             files.append((file.ino, block, file.mtime, file.generation))
         }
 
@@ -76,7 +83,7 @@ struct PackUploader: Sendable {
                         while let (row, size) = pending.first, pack.held + Int(size) <= Self.packLimit || pack.files.isEmpty {
                             pending.removeFirst()
                             guard let file = try await read(row) else { continue }
-                            await pack.append(file)
+                            try await pack.append(file, calls.codec)
                         }
                     } catch {
                         ticket.finish(completed: false)

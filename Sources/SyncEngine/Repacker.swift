@@ -1,5 +1,4 @@
 import ContainerStore
-import ContentCache
 import Foundation
 import ItemModel
 
@@ -36,7 +35,7 @@ struct Repacker {
             guard object.key.hasPrefix(ContainerLayout.packPrefix), object.size > 0 else { return nil }
             let pack = String(object.key.dropFirst(ContainerLayout.packPrefix.count))
             guard let blobs = mark.packed[pack], !blobs.isEmpty else { return nil }
-            let named = blobs.reduce(Int64(0)) { $0 + $1.length }
+            let named = blobs.reduce(Int64(0)) { $0 + $1.storedLength }
             return Double(named) < below * Double(object.size) ? Source(pack: pack, size: object.size, blobs: blobs) : nil
         }.sorted { $0.pack < $1.pack }
     }
@@ -67,7 +66,7 @@ struct Repacker {
                     if pack == filling.id { filling.moves.append(move) } else { copy.moves.append(move) }
                     continue
                 }
-                guard let slice = await Self.verified(blob, in: bytes) else {
+                guard let slice = await verified(blob, in: bytes) else {
                     copy.unreadable += 1
                     continue
                 }
@@ -75,7 +74,7 @@ struct Repacker {
                     try await put(filling, into: &copy)
                     filling = NewPack()
                 }
-                let place = BlockReference(hash: blob.hash, length: blob.length, pack: filling.id, offset: Int64(filling.bytes.count))
+                let place = BlockReference(hash: blob.hash, length: blob.length, pack: filling.id, offset: Int64(filling.bytes.count), stored: blob.stored)
                 filling.bytes += slice
                 filling.moves.append(BlobMove(hash: blob.hash, length: blob.length, from: source.pack, pack: filling.id, offset: place.offset!))
                 places[blob.hash] = place
@@ -101,11 +100,13 @@ struct Repacker {
         copy.bytesCopied += Int64(pack.bytes.count)
     }
 
-    /// The blob's bytes in its pack, if they are what its name says.
-    private static func verified(_ blob: BlockReference, in bytes: [UInt8]) async -> [UInt8]? {
-        guard let offset = blob.offset, offset >= 0, offset + blob.length <= Int64(bytes.count) else { return nil }
-        let slice = Array(bytes[Int(offset) ..< Int(offset + blob.length)])
-        let hash = await OffloadedWork.run { ContentHasher.sha256Hex(slice) }
-        return hash == blob.hash ? slice : nil
+    /// The blob's stored bytes in its pack (sealed, in an encrypted container: copied as
+    /// they are), if they open to what its name says.
+    private func verified(_ blob: BlockReference, in bytes: [UInt8]) async -> [UInt8]? {
+        guard let offset = blob.offset, offset >= 0, offset + blob.storedLength <= Int64(bytes.count) else { return nil }
+        let slice = Array(bytes[Int(offset) ..< Int(offset + blob.storedLength)])
+        let codec = calls.codec
+        let good = await OffloadedWork.run { (try? codec.verified(slice, of: blob, what: "a repacked blob")) != nil }
+        return good ? slice : nil
     }
 }

@@ -10,6 +10,8 @@ struct SyncCalls: Sendable {
     let metadata: MetadataStore
     let timeout: Duration
     let reachability: StoreReachability
+    /// How content is named and packed blobs sealed in this container.
+    var codec: ContentCodec { ContentCodec(store: store) }
 
     /// A store call, bounded by `timeout`.
     func store<T: Sendable>(

@@ -39,6 +39,8 @@ public struct SyncConfiguration: Sendable {
     /// How long a compactor waits after it first sees a checkpoint before it compacts the
     /// records up to it (format 2): a device online within it never needs to rejoin.
     public var compactionHorizon: Duration = .seconds(7 * 86400)
+    /// An encrypted container's passphrase, whether to create one, and where the key is kept.
+    public var encryption = ContainerUnlock()
     /// Collection repacks a pack of which less than this share of the bytes is named
     /// (format 2): its named blobs move to a new pack, and the old one goes.
     public var repackBelow = 0.5

@@ -18,15 +18,22 @@ extension SyncEngine {
         while true {
             let seq = lastSeq + 1
             let key = ContainerLayout.journalKey(seq)
-            let bytes: [UInt8]
+            var bytes: [UInt8] = []
+            var record = JournalRecord(device: "", deviceName: "", commit: "", time: 0, ops: [])
             do {
                 bytes = try await calls.store("cannot read \(key)") { store throws(StoreError) in try await store.get(key) }
             } catch where error.code == .notFound {
                 // The next record, or records up to a checkpoint, compacted away?
                 if try await joinFromCheckpoint(.missing) { continue }
                 return
+            } catch where error.code == .corrupt {
+                // An encrypted record that does not open (changed, cut or moved in the
+                // store): refused like a malformed one, so it cannot stop the container.
+                logger.error("journal record \(seq) was refused and skipped: \(error)")
+                remember("journal record \(seq) refused: \((error.cause as? StoreError)?.message ?? error.message)", in: &errors)
+                try await apply(record, seq: seq)
+                continue
             }
-            var record = JournalRecord(device: "", deviceName: "", commit: "", time: 0, ops: [])
             do {
                 let decoded = try RecordCodec.decode(JournalRecord.self, from: bytes)
                 try RecordValidator.validate(decoded, formats: configuration.readableFormats)

@@ -6,7 +6,7 @@ import ItemModel
 /// Why a sync step failed. `unreachable` means "try later", never "deleted"; `diskFull`
 /// is this device's disk, not the store (ENOSPC for a reader waiting on a download).
 public enum SyncErrorCode: String, ErrorCode {
-    case unreachable, paused, corrupt, store, metadata, cache, diskFull, container, cancelled, notFound, readOnly, invalid, busy
+    case unreachable, paused, corrupt, store, metadata, cache, diskFull, container, cancelled, notFound, readOnly, invalid, busy, locked
 }
 
 public typealias SyncError = CodedError<SyncErrorCode>

@@ -1,4 +1,5 @@
 import CloudFileSystem
+import ContainerCrypto
 import ContainerStore
 import FileCoordinator
 import Foundation
@@ -81,6 +82,8 @@ struct ControlHandler {
             } catch {
                 throw ControlFailure(error.message)
             }
+        case "passphrase":
+            try await passphrase(request)
         case "unmount":
             exit()
         default:
@@ -132,6 +135,25 @@ struct ControlHandler {
                 settings = try await sync.settings()
             }
             response.retention = RetentionListing(versionsDays: Double(settings.retention.versions) / 86400, trashDays: Double(settings.retention.trash) / 86400)
+        } catch {
+            throw ControlFailure(error.message)
+        }
+    }
+
+    /// Adds, changes or removes a passphrase (`Keyring`): each needs one that opens the container now.
+    private func passphrase(_ request: ControlRequest) async throws(ControlFailure) {
+        guard sync.info.encryption != nil else { throw ControlFailure("the container is not encrypted: it has no passphrase") }
+        guard let current = request.passphrase else { throw ControlFailure("a passphrase that opens the container is needed") }
+        let action = request.action ?? ""
+        guard ["add", "change", "remove"].contains(action) else { throw ControlFailure("unknown passphrase action \(action)") }
+        guard action == "remove" || request.newPassphrase != nil else { throw ControlFailure("\(action) needs the new passphrase") }
+        let keyring = Keyring(store: store, container: sync.info.id)
+        do throws(CryptoError) {
+            switch action {
+            case "add": _ = try await keyring.add(passphrase: request.newPassphrase!, master: try await keyring.unlock(passphrase: current).master)
+            case "change": try await keyring.change(from: current, to: request.newPassphrase!)
+            default: try await keyring.remove(passphrase: current)
+            }
         } catch {
             throw ControlFailure(error.message)
         }

@@ -21,11 +21,20 @@ struct ControlRequest: Codable {
     var trashDays: Double?
     /// For `gc`: the grace period in seconds (nil: the container's, an hour).
     var graceSeconds: Double?
+    /// For `passphrase`: add, change or remove; a passphrase that opens the container now,
+    /// and the new one (the socket is its owner's alone, in the state dir).
+    var action: String?
+    var passphrase: String?
+    var newPassphrase: String?
 
     init(
         command: String, wait: Bool? = nil, path: String? = nil, version: UInt64? = nil, faults: String? = nil, readOnly: Bool? = nil,
-        versionsDays: Double? = nil, trashDays: Double? = nil, graceSeconds: Double? = nil
+        versionsDays: Double? = nil, trashDays: Double? = nil, graceSeconds: Double? = nil,
+        action: String? = nil, passphrase: String? = nil, newPassphrase: String? = nil
     ) {
+        self.action = action
+        self.passphrase = passphrase
+        self.newPassphrase = newPassphrase
         self.graceSeconds = graceSeconds
         self.versionsDays = versionsDays
         self.trashDays = trashDays

@@ -12,11 +12,14 @@ import SyncEngine
 /// sync after pushing what is pending. Runs on the main thread (libfuse's loop blocks it).
 final class Daemon {
     let options: MountOptions
+    /// An encrypted container's passphrase, if the mount brought one (foreground).
+    let passphrase: String?
     /// In the state dir after a stop: how many items the last push left for the next mount.
     static let unmountResult = "unmount-result"
 
-    init(options: MountOptions) {
+    init(options: MountOptions, passphrase: String? = nil) {
         self.options = options
+        self.passphrase = passphrase
     }
 
     /// Returns the exit status. Failures before the mount is ready are reported as one line
@@ -129,6 +132,7 @@ final class Daemon {
         try StoreOpener.verify(store, stateDir: stateDir, timeout: configuration.storeTimeout)
         if let poll = options.pollInterval { configuration.pollInterval = .milliseconds(Int(poll * 1000)) }
         configuration.readOnly = options.readOnly
+        configuration.encryption = ContainerUnlock(passphrase: passphrase ?? options.passphraseFd.flatMap(Passphrase.read(fd:)), encrypt: options.encrypt)
         if let transfers = options.transfers { configuration.transfers = transfers }
         if let limit = options.bwlimit.flatMap(BandwidthLimit.init(parsing:)) {
             (configuration.uploadBytesPerSecond, configuration.downloadBytesPerSecond) = (limit.upload, limit.download)

@@ -8,7 +8,9 @@ enum DaemonLauncher {
     /// POSIX_SPAWN_SETSID from <spawn.h>, not imported by Swift: the daemon leaves our terminal's session.
     private static let spawnSetSID: Int16 = 0x80
 
-    static func launch(options: MountOptions) throws {
+    /// `passphrase` reaches the daemon through a pipe of its own (descriptor 4), never
+    /// its command line or environment, which other processes can read.
+    static func launch(options: MountOptions, passphrase: String?) throws {
         let stateDir = options.resolvedStateDir
         do {
             try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -22,9 +24,26 @@ enum DaemonLauncher {
         var pipeFDs: [Int32] = [0, 0]
         guard CSystemShims_pipe_cloexec(&pipeFDs) == 0 else { throw CommandFailure("cannot create a pipe") }
 
+        var secretFDs: [Int32] = [-1, -1]
+        if passphrase != nil {
+            guard CSystemShims_pipe_cloexec(&secretFDs) == 0 else { throw CommandFailure("cannot create a pipe") }
+        }
+        defer { secretFDs.filter { $0 >= 0 }.forEach { close($0) } }
+        if let passphrase {
+            // A passphrase is far below a pipe's buffer: the write never waits for the reader.
+            let bytes = Array(passphrase.utf8)
+            guard bytes.withUnsafeBytes({ write(secretFDs[1], $0.baseAddress, $0.count) }) == bytes.count else {
+                throw CommandFailure("cannot hand the passphrase to the daemon")
+            }
+            close(secretFDs[1])
+            secretFDs[1] = -1
+        }
+
         var child = options
         child.foreground = true
         child.readyFd = 3
+        child.passphraseFile = nil
+        child.passphraseFd = passphrase == nil ? nil : 4
         let arguments = child.commandLine
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
 
@@ -35,7 +54,8 @@ enum DaemonLauncher {
         posix_spawn_file_actions_adddup2(&actions, logFD, 1)
         posix_spawn_file_actions_adddup2(&actions, logFD, 2)
         posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 3)
-        CSystemShims_spawn_closefrom(&actions, 4)
+        if passphrase != nil { posix_spawn_file_actions_adddup2(&actions, secretFDs[0], 4) }
+        CSystemShims_spawn_closefrom(&actions, passphrase == nil ? 4 : 5)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

@@ -171,7 +171,8 @@ struct DoctorCommand: ParsableCommand {
             report.pass("store", "\(store.displayName) is reachable; the container \(options.resolvedContainer) will be created at the first mount")
         case .success(let bytes?):
             if let container = try? RecordCodec.decode(ContainerInfo.self, from: bytes) {
-                report.pass("store", "\(store.displayName) is reachable; container \(options.resolvedContainer) (id \(container.id), format \(container.format))")
+                let sealed = container.encryption.map { "encrypted (\($0.scheme))" } ?? "not encrypted"
+                report.pass("store", "\(store.displayName) is reachable; container \(options.resolvedContainer) (id \(container.id), format \(container.format), \(sealed))")
             } else {
                 report.fail("store", "\(store.displayName): \(ContainerLayout.infoKey) of \(options.resolvedContainer) is not a ubiqfs container description", fix: "use another --container name, or check what wrote there")
                 return

@@ -29,11 +29,13 @@ struct MountCommand: ParsableCommand {
         }
         try Self.check(options)
         _ = try DeadMount.recover(options.resolvedMountpoint)
+        // Asked here, on the user's terminal, before the daemon leaves it.
+        let passphrase = try options.passphraseFd == nil ? Passphrase.resolve(options) : nil
         if options.foreground {
-            let code = Daemon(options: options).run()
+            let code = Daemon(options: options, passphrase: passphrase).run()
             if code != 0 { throw ExitCode(code) }
         } else {
-            try DaemonLauncher.launch(options: options)
+            try DaemonLauncher.launch(options: options, passphrase: passphrase)
         }
     }
 

@@ -64,6 +64,16 @@ struct MountOptions: ParsableArguments {
     @Option(help: .hidden)
     var checkpointInterval: UInt64?
 
+    @Flag(help: "Create the container encrypted, if it does not exist yet (format 2): names, content, xattrs and the tree's shape are sealed before they reach the store. Needs a passphrase (--passphrase-file, or asked on the terminal).")
+    var encrypt = false
+
+    @Option(help: "A file whose first line is the passphrase of an encrypted container. Default: the file $UBIQFS_PASSPHRASE_FILE names, then the systemd credential ubiqfs-passphrase, then a terminal prompt when one is needed. Once mounted, the device keeps the container's key in its state dir (mode 0600): remounts need no passphrase.")
+    var passphraseFile: String?
+
+    /// The daemon reads the passphrase its launcher resolved from this descriptor.
+    @Option(help: .hidden)
+    var passphraseFd: Int32?
+
     @Flag(help: "Show the mount's type as plain fuse instead of fuse.ubiqfs (the mount option subtype=), for tools that expect fuse (xfstests).")
     var plainFuseType = false
 
@@ -138,6 +148,8 @@ struct MountOptions: ParsableArguments {
         if let storeFaults { arguments.append("--store-faults=" + storeFaults) }
         if let checkpointInterval { arguments.append("--checkpoint-interval=\(checkpointInterval)") }
         if plainFuseType { arguments.append("--plain-fuse-type") }
+        if encrypt { arguments.append("--encrypt") }
+        if let passphraseFd { arguments.append("--passphrase-fd=\(passphraseFd)") }
         return arguments
     }
     var resolvedDevice: String { device ?? Paths.hostName }

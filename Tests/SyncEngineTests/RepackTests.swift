@@ -11,6 +11,11 @@ import Testing
 /// into new packs with a record of moves, so spread deletes free their bytes; devices
 /// follow the moves without a new version, a conflict or a lost read.
 @Suite struct RepackTests {
+    /// A writer commits only within a quarter of the grace after listing `gc/` (rule W):
+    /// a long grace keeps a loaded machine from retrying pushes (each a new pack). Each
+    /// collection here passes its own short grace; no writer races it.
+    static var configuration: SyncConfiguration { CollectionTests.formatTwo(grace: .seconds(20)) }
+
     static func small(_ index: Int) -> [UInt8] { CollectionTests.content(UInt64(1000 + index), size: 4096) }
 
     static func packBytes(_ store: InMemoryStore) async throws -> Int64 {
@@ -20,7 +25,7 @@ import Testing
     /// 40 small files in one pack, 30 of them deleted (every other one and then some):
     /// the pack is a quarter named. Retention 0, so only the tree names blobs.
     static func mostlyGarbage(_ store: InMemoryStore) async throws -> TestDevice {
-        let a = try await TestDevice(store: store, name: "a", configuration: CollectionTests.formatTwo(grace: .milliseconds(100)))
+        let a = try await TestDevice(store: store, name: "a", configuration: Self.configuration)
         // Paused while writing, so one push takes all 40 (one pack), however loaded the machine.
         await a.engine.pause()
         try a.mkdir("d")
@@ -38,7 +43,7 @@ import Testing
         let store = InMemoryStore()
         let a = try await Self.mostlyGarbage(store)
         // b knows the files' old places: one is local, the others placeholders.
-        let b = try await TestDevice(store: store, name: "b", configuration: CollectionTests.formatTwo(grace: .milliseconds(100)))
+        let b = try await TestDevice(store: store, name: "b", configuration: Self.configuration)
         #expect(try await b.readBytes("d/f0") == Self.small(0))
         let id = try await Self.row(b, "d/f4").itemID
         let versionsBefore = try await b.metadata.read { db in try FileVersions.list(id, db).count }
@@ -53,7 +58,7 @@ import Testing
         // A move is no new content: no version.
         let versionsAfter = try await b.metadata.read { db in try FileVersions.list(id, db).count }
         #expect(versionsAfter == versionsBefore)
-        let c = try await TestDevice(store: store, name: "c", configuration: CollectionTests.formatTwo(grace: .milliseconds(100)))
+        let c = try await TestDevice(store: store, name: "c", configuration: Self.configuration)
         for index in stride(from: 0, to: 40, by: 4) { #expect(try await c.readBytes("d/f\(index)") == Self.small(index)) }
         // Nothing left to repack: the next run moves nothing.
         let again = try await a.engine.collect(grace: .milliseconds(100))
@@ -64,7 +69,7 @@ import Testing
     @Test func anEditMadeBeforeTheMoveIsPushedAfterItWithoutAConflict() async throws {
         let store = InMemoryStore()
         let a = try await Self.mostlyGarbage(store)
-        let b = try await TestDevice(store: store, name: "b", configuration: CollectionTests.formatTwo(grace: .milliseconds(100)))
+        let b = try await TestDevice(store: store, name: "b", configuration: Self.configuration)
         // b edits a kept file and changes another's mode while a repacks; b pushes after.
         await b.engine.pause()
         try await b.write("d/f4", "b's edit")
@@ -78,7 +83,7 @@ import Testing
         #expect(try await a.read("d/f4") == "b's edit")
         #expect(try await a.readBytes("d/f8") == Self.small(8))
         #expect(try await b.readBytes("d/f12") == Self.small(12))
-        let c = try await TestDevice(store: store, name: "c", configuration: CollectionTests.formatTwo(grace: .milliseconds(100)))
+        let c = try await TestDevice(store: store, name: "c", configuration: Self.configuration)
         #expect(try await c.readBytes("d/f8") == Self.small(8))
         for device in [a, b, c] { await device.shutdown() }
     }
@@ -86,7 +91,7 @@ import Testing
     @Test func aFillBegunBeforeTheMoveFindsTheBlobWhereItWent() async throws {
         let store = InMemoryStore()
         let a = try await Self.mostlyGarbage(store)
-        let b = try await TestDevice(store: store, name: "b", configuration: CollectionTests.formatTwo(grace: .milliseconds(100)))
+        let b = try await TestDevice(store: store, name: "b", configuration: Self.configuration)
         let ino = try #require(b.inode("d/f16"))
         // The fill keeps the old place; the pack there is deleted by the sweep.
         let fill = try #require(try await b.engine.downloads.startFill(ino))
@@ -115,7 +120,7 @@ import Testing
         ]
         let seq = await a.engine.status().lastSeq + 1
         #expect(try await store.putIfAbsent(ContainerLayout.journalKey(seq), try RecordCodec.encode(record)))
-        let b = try await TestDevice(store: store, name: "b", configuration: CollectionTests.formatTwo(grace: .milliseconds(100)))
+        let b = try await TestDevice(store: store, name: "b", configuration: Self.configuration)
         #expect(await b.engine.status().errors.contains { $0.contains("journal \(seq): 1 malformed blob moves refused") })
         await #expect(throws: (any Error).self) { try await b.readBytes("d/f4") }
         #expect(try await b.readBytes("d/f8") == Self.small(8))

@@ -1,0 +1,174 @@
+import CloudFileSystem
+import ContainerCrypto
+import ContainerStore
+import ContentCache
+import DeviceFixture
+import Foundation
+import ItemModel
+import SeaweedFSFixture
+@testable import SyncEngine
+import Testing
+
+/// Encrypted containers (format 2): the store holds nothing readable, every object it
+/// changes, truncates or moves is refused (never served), and only the passphrase opens it.
+@Suite struct EncryptionTests {
+    static let passphrase = "correct horse battery"
+
+    static func configuration(_ passphrase: String? = Self.passphrase, encrypt: Bool = false) -> SyncConfiguration {
+        var configuration = PackTests.formatTwo
+        configuration.collectionInterval = .zero
+        configuration.encryption = ContainerUnlock(passphrase: passphrase, encrypt: encrypt)
+        configuration.encryption.cost = 10
+        return configuration
+    }
+
+    /// Values computed by a second implementation (Python's hmac, hashlib and
+    /// cryptography), so the format is what CONTAINER-FORMAT.md says, not what this code does.
+    @Test func knownAnswers() throws {
+        #expect([1, 2, 3, 100, 1000, 1025, 100_000, 4_194_304, 4_194_305].map(Padme.paddedLength) == [1, 2, 3, 104, 1024, 1088, 100_352, 4_194_304, 4_325_376])
+        let cipher = ContainerCipher(masterBytes: Array(0..<32), container: "c0ffee")
+        #expect(cipher.name(of: Array("hello".utf8)) == "79fbaee96718b89fa03913ab08e610aedf27451f13fe8f0f9b31f61c865655e0")
+        let info = ContainerInfo(id: "c0ffee", format: 2, blockSize: 4_194_304, created: 1_700_000_000_000_000_000)
+        #expect(cipher.check(of: info) == "8726ba0ea6d0d784db3550ec7d4315120036caa39587e5f7aefbdd93d4e14bc4")
+        let sealed = Self.hexBytes("000000000000000000000000b0195898ec264978076b8ef172ee7824cc7c2cacbece")
+        #expect(try cipher.open(object: sealed, key: "blocks/ab") == Array("hello".utf8))
+        // Bound to its key: the same bytes under another key do not open.
+        #expect(throws: CryptoError.self) { try cipher.open(object: sealed, key: "blocks/ac") }
+        // A passphrase's key object opens with it alone.
+        let wrapped = try WrappedKey.wrap(.init(data: Array(0..<32)), passphrase: Self.passphrase, container: "c0ffee", cost: 10)
+        #expect(try wrapped.unwrap(passphrase: Self.passphrase, container: "c0ffee")?.withUnsafeBytes { Array($0) } == Array(0..<32))
+        #expect(try wrapped.unwrap(passphrase: "another passphrase", container: "c0ffee") == nil)
+        #expect(try wrapped.unwrap(passphrase: Self.passphrase, container: "another") == nil)
+    }
+
+    /// Why `body` failed, or nil if it did not.
+    static func refusal(_ body: () async throws -> Void) async -> String? {
+        do {
+            try await body()
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    static func hexBytes(_ text: String) -> [UInt8] {
+        stride(from: 0, to: text.count, by: 2).map { UInt8(text.dropFirst($0).prefix(2), radix: 16)! }
+    }
+
+    /// Every object's raw bytes, as the store's operator sees them.
+    static func rawObjects(_ store: InMemoryStore) async throws -> [String: [UInt8]] {
+        var objects: [String: [UInt8]] = [:]
+        for key in store.keys { objects[key] = try await store.get(key) }
+        return objects
+    }
+
+    @Test func theStoreHoldsNothingReadableAndAnotherDeviceReadsEverything() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a", configuration: Self.configuration(encrypt: true))
+        let secrets = ["zanzibar-secret-folder", "quixotic-note.txt", "PLAINTEXT-MARKER-CONTENT", "xattr-value-marker", "symlink-target-marker"]
+        try a.mkdir(secrets[0])
+        try await a.write("\(secrets[0])/\(secrets[1])", String(repeating: secrets[2], count: 3))
+        try await a.write("\(secrets[0])/small.txt", String(repeating: secrets[2], count: 200))
+        let big = CollectionTests.content(5, size: 700_000)
+        try await a.write("\(secrets[0])/big.bin", Array(secrets[2].utf8) + big)
+        let note = try #require(a.inode("\(secrets[0])/\(secrets[1])"))
+        try a.core.setXattr(note, name: Array("user.tag".utf8), value: Array(secrets[3].utf8), flags: 0)
+        _ = try a.core.symlink(parent: try #require(a.inode(secrets[0])), name: Array("link".utf8), target: Array(secrets[4].utf8), caller: TestDevice.caller)
+        try await a.sync()
+
+        let objects = try await Self.rawObjects(store)
+        #expect(objects.keys.contains { $0.hasPrefix(ContainerLayout.keyPrefix) })
+        #expect(objects.keys.contains { $0.hasPrefix(ContainerLayout.packPrefix) } && objects.keys.contains { $0.hasPrefix(ContainerLayout.blockPrefix) })
+        for (key, bytes) in objects {
+            let text = String(decoding: bytes, as: UTF8.self)
+            for secret in secrets { #expect(!text.contains(secret), "\(key) holds \(secret)") }
+            #expect(!text.contains("\"ops\""), "\(key) holds a readable record")
+        }
+        // Content names are keyed: not the SHA-256 of the bytes.
+        let plainName = ContentHasher.sha256Hex(Array(big[0 ..< 256 * 1024 - secrets[2].utf8.count]))
+        #expect(!objects.keys.contains { $0.contains(plainName) })
+        // Sizes show coarsely: every sealed object's length is a Padmé length plus the seal.
+        for (key, bytes) in objects where !SealedStore.passes(key) {
+            #expect(Padme.paddedLength(bytes.count - ContainerCipher.overhead) == bytes.count - ContainerCipher.overhead, "\(key)")
+        }
+
+        let b = try await TestDevice(store: store, name: "b", configuration: Self.configuration())
+        #expect(try await b.read("\(secrets[0])/\(secrets[1])") == String(repeating: secrets[2], count: 3))
+        #expect(try await b.readBytes("\(secrets[0])/big.bin") == Array(secrets[2].utf8) + big)
+        // b keeps the key: it restarts without the passphrase.
+        let stateDir = b.stateDir
+        await b.shutdown()
+        let again = try await TestDevice(store: store, name: "b", stateDir: stateDir, configuration: Self.configuration(nil))
+        #expect(try await again.readBytes("\(secrets[0])/big.bin") == Array(secrets[2].utf8) + big)
+        let mode = try FileManager.default.attributesOfItem(atPath: stateDir + "/" + DeviceStack.keyFile)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        for device in [a, again] { await device.shutdown() }
+    }
+
+    @Test func aWrongOrMissingPassphraseIsRefusedBeforeAnythingIsBound() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a", configuration: Self.configuration(encrypt: true))
+        try await a.write("f", "hello")
+        try await a.sync()
+        let stateDir = try TemporaryDirectories.make("ubiqfs-dev-b")
+        #expect(await Self.refusal { _ = try await TestDevice(store: store, name: "b", stateDir: stateDir, configuration: Self.configuration("not the passphrase")) }?.contains("wrong passphrase") == true)
+        #expect(await Self.refusal { _ = try await TestDevice(store: store, name: "b", stateDir: stateDir, configuration: Self.configuration(nil)) }?.contains("the container is encrypted: give its passphrase") == true)
+        // A plain container refuses a passphrase: nothing is mistaken for encrypted.
+        let plain = try await TestDevice(store: InMemoryStore(), name: "p", configuration: PackTests.formatTwo)
+        await plain.shutdown()
+        let b = try await TestDevice(store: store, name: "b", stateDir: stateDir, configuration: Self.configuration())
+        #expect(try await b.read("f") == "hello")
+        for device in [a, b] { await device.shutdown() }
+    }
+
+    @Test func changedMovedOrTruncatedObjectsAreRefusedAndTheRestServed() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a", configuration: Self.configuration(encrypt: true))
+        try await a.write("first", "first file")
+        try await a.sync()
+        try await a.write("packed", String(repeating: "p", count: 3000))
+        try await a.write("large.bin", CollectionTests.content(9, size: 600_000))
+        try await a.sync()
+        try await a.write("third", "third file")
+        try await a.sync()
+        var objects = try await Self.rawObjects(store)
+        // journal/2 replaced by journal/1's bytes (a move), a block's object cut short, a
+        // packed blob's bytes flipped.
+        try await store.put(ContainerLayout.journalKey(2), objects[ContainerLayout.journalKey(1)]!)
+        let blockKey = try #require(objects.keys.first { $0.hasPrefix(ContainerLayout.blockPrefix) })
+        try await store.put(blockKey, Array(objects[blockKey]!.dropLast(100)))
+        let packKey = try #require(objects.keys.first { $0.hasPrefix(ContainerLayout.packPrefix) })
+        var pack = objects[packKey]!
+        pack[pack.count / 2] ^= 1
+        try await store.put(packKey, pack)
+
+        let b = try await TestDevice(store: store, name: "b", configuration: Self.configuration())
+        let errors = await b.engine.status().errors
+        #expect(errors.contains { $0.contains("journal record 2") && $0.contains("does not open") }, "\(errors)")
+        #expect(try await b.read("first") == "first file")
+        #expect(try await b.read("third") == "third file")
+        #expect(b.inode("packed") == nil && b.inode("large.bin") == nil)
+        // a's own files: the large one's block and the packed blob are refused at read.
+        let c = try await TestDevice(store: store, name: "c", configuration: Self.configuration())
+        for name in ["large.bin", "packed"] {
+            try a.core.evict(try #require(a.inode(name)))
+            await #expect(throws: (any Error).self, "\(name) was served") { _ = try await a.readBytes(name) }
+        }
+
+        // container.json changed: a new device refuses it; stripped of its encryption,
+        // both a device that knows the key and a new one refuse it.
+        objects = try await Self.rawObjects(store)
+        var info = try RecordCodec.decode(ContainerInfo.self, from: objects[ContainerLayout.infoKey]!)
+        info.blockSize = 1 << 20
+        try await store.put(ContainerLayout.infoKey, try RecordCodec.encode(info))
+        #expect(await Self.refusal { _ = try await TestDevice(store: store, name: "d", configuration: Self.configuration()) }?.contains("container.json was changed in the store") == true)
+        info.blockSize = 4 << 20
+        info.encryption = nil
+        try await store.put(ContainerLayout.infoKey, try RecordCodec.encode(info))
+        #expect(await Self.refusal { _ = try await TestDevice(store: store, name: "e", configuration: Self.configuration(nil)) }?.contains("its store holds key objects") == true)
+        let stateDir = c.stateDir
+        await c.shutdown()
+        #expect(await Self.refusal { _ = try await TestDevice(store: store, name: "c", stateDir: stateDir, configuration: Self.configuration(nil)) }?.contains("this device knows it is") == true)
+        for device in [a, b] { await device.shutdown() }
+    }
+}
