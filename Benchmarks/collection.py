@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Collection of a format-2 container (issue 24), on the local folder store and on S3
 (SeaweedFS, behind the 50 ms proxy of bench.py): the store's bytes against the live bytes
-after churn, before and after `ubiqfs gc`, and a collection of ITEMS small files (a
-quarter deleted spread, then half more spread, so packs are repacked, then the first half
-deleted): its time, the daemon's memory while it runs, and its store requests. Also
+after churn, before and after `ubiqfs gc`, and a collection of ITEMS small files of
+their own content (a quarter of the folders deleted, then three files of four in each
+folder left, so packs are repacked, then the first half deleted): its time, the daemon's memory while it runs, and its store requests. Also
 the journal (`journal/` objects) before and after each run, with how many are tombstones
 after (compaction overwrites each compacted record with one), and, for the ITEMS workload, a
 second run that compacts it (through the checkpoint the first run wrote at the head).
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench import MiB, FarS3, Seaweed, UbiqFS, UbiqFSS3Far, make_tree, rss_bytes, sh, write_file  # noqa: E402
+from bench import MiB, FarS3, Seaweed, UbiqFS, UbiqFSS3Far, rss_bytes, sh, write_file  # noqa: E402
 
 FORMAT_TWO = {"UBIQFS_EXPERIMENTAL_FORMAT": "2"}
 
@@ -65,6 +65,15 @@ def gc(target, grace="0s"):
             "compacted": f"{compacted.group(2)} (through {compacted.group(1)})" if compacted else "-",
             "repacked": f"{repacked.group(1)} packs, {repacked.group(2)} blobs, {repacked.group(3)}" if repacked else "-",
             "seconds": seconds, "rss_growth": max(peak) - base}
+
+
+def unique_tree(root, files, per_folder, size):
+    """Like bench.make_tree, but every file's content is its own (no dedup), as a real tree's is."""
+    for i in range(files):
+        folder = root / f"d{i // per_folder:04d}"
+        if i % per_folder == 0:
+            folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"f{i % per_folder:03d}.txt").write_bytes(os.urandom(size))
 
 
 def requests(target):
@@ -131,7 +140,7 @@ def measure(target, items):
         rows.append(("the same, retention 0", counted(target)))
 
         started = time.monotonic()
-        make_tree(target.dir / "items", items, per_folder=1000, size=2048)
+        unique_tree(target.dir / "items", items, per_folder=1000, size=2048)
         target.settle()
         imported = time.monotonic() - started
         # Every other folder: each pack (about 4,000 files) keeps half its files live.
@@ -142,11 +151,14 @@ def measure(target, items):
         rows.append((f"{items:,} files of 2 KiB (import {imported:.0f} s), a quarter deleted, spread", counted(target)))
         # Nothing written since: this run compacts through the checkpoint the last one wrote.
         rows.append(("the same, gc again (compacts the journal)", counted(target)))
-        # Two more spread quarters: each pack keeps a quarter of its files, and is repacked.
-        for folder in folders[2::4] + folders[3::4]:
-            shutil.rmtree(folder)
+        # In every folder left, three files of four: each pack keeps an eighth or a quarter
+        # of its files (a push packs two folders), so each is repacked.
+        for folder in folders:
+            if folder.exists():
+                for path in sorted(folder.iterdir())[1::4] + sorted(folder.iterdir())[2::4] + sorted(folder.iterdir())[3::4]:
+                    path.unlink()
         target.settle()
-        rows.append(("then half more deleted, spread: a quarter of each pack live", counted(target)))
+        rows.append(("then 3 of 4 files deleted in each folder left: packs an eighth to a quarter live", counted(target)))
         # Then the first half, whole: its packs hold nothing live.
         for folder in folders[:len(folders) // 2]:
             shutil.rmtree(folder, ignore_errors=True)

@@ -25,6 +25,10 @@ public struct JournalRecord: Hashable, Sendable, Codable {
     /// Packed blobs a collector moved (format 2), applied after `ops`: every reference to
     /// a listed blob in the pack it left names its new place from this record on.
     public var relocate: [BlobMove]?
+    /// Format 2: the SHA-256 (hex) of the previous record's bytes as stored (opened, in an
+    /// encrypted container). A reader that applied another previous record refuses this
+    /// one: the store showed two devices two histories.
+    public var prev: String?
 
     /// The tombstone put over a compacted record (`compacted`).
     public static func tombstone(format: Int, device: String, deviceName: String, through: UInt64, time: Int64) -> JournalRecord {

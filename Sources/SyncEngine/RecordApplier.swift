@@ -41,6 +41,8 @@ struct RecordApplier {
     /// The record's deletes, for the trash (unless `keepsTrash` is false).
     var trash = TrashCollector()
     var keepsTrash = true
+    /// The SHA-256 of the record's bytes as stored (`SettingKey.lastRecordHash`).
+    var recordHash: String?
 
     /// An event whose path is resolved once the whole record is applied (a later
     /// operation of the record may move the item's folder).
@@ -117,6 +119,10 @@ struct RecordApplier {
         if seq == 1 { try MetadataStore.setSetting(SettingKey.wholeHistory, "1", db) }
         try ContainerFormat.noteRecord(record.format, seq: seq, db)
         try MetadataStore.setSetting(SettingKey.lastSeq, String(seq), db)
+        // Unknown (a refused record, a checkpoint's catch-up): the next one goes unchecked.
+        if let recordHash { try MetadataStore.setSetting(SettingKey.lastRecordHash, recordHash, db) } else {
+            try MetadataStore.removeSetting(SettingKey.lastRecordHash, db)
+        }
         try resolveEvents()
     }
 

@@ -161,7 +161,7 @@ extension SyncEngine {
         logger.notice("journal \(pending.seq) is this device's commit whose reply was lost, compacted since; settled")
         var record = JournalRecord(device: device.id, deviceName: device.name, commit: pending.commit, time: pending.time, ops: plan.operations)
         record.format = format.current
-        try await committed(plan, seq: pending.seq, record: record)
+        try await committed(plan, seq: pending.seq, record: record, hash: nil)
     }
 
     /// The operations that take a committed tree `base` to `checkpoint`: upserts of what

@@ -1,4 +1,5 @@
 import ContainerStore
+import ContentCache
 import FileCoordinator
 import Foundation
 import GRDB
@@ -45,6 +46,11 @@ extension SyncEngine {
                 logger.error("journal record \(seq) is malformed and was skipped: \(error)")
                 remember("journal record \(seq) skipped: \(error.message)", in: &errors)
             }
+            // The bytes as stored (even undecodable ones): what the next record names.
+            let hash = ContentHasher.sha256Hex(bytes)
+            if record.compacted == nil, let prev = record.prev {
+                try await checkFollows(prev, seq: seq)
+            }
             if record.compacted != nil {
                 // A tombstone: the state after it is a checkpoint's (none readable throws).
                 guard try await joinFromCheckpoint(.compacted) else {
@@ -52,15 +58,26 @@ extension SyncEngine {
                 }
                 continue
             }
-            try await apply(record, seq: seq)
-            try await settleUncertain(record, seq: seq)
+            try await apply(record, seq: seq, hash: hash)
+            try await settleUncertain(record, seq: seq, hash: hash)
         }
+    }
+
+    /// Record `seq` names the record before it as this device applied or committed it
+    /// (when it knows it): otherwise the store shows devices different histories (two
+    /// commits both "won" the same key). Sync stops there; nothing local is lost.
+    private func checkFollows(_ prev: String, seq: UInt64) async throws(SyncError) {
+        let known = try await calls.read("cannot read the last record's hash") { db in try MetadataStore.setting(SettingKey.lastRecordHash, db) }
+        guard let known, known != prev else { return }
+        let message = "journal record \(seq) does not follow record \(seq - 1) as this device has it: the store shows devices different histories; sync stops here, and nothing local is lost"
+        remember(message, in: &errors)
+        throw SyncError(code: .container, message: message)
     }
 
     /// The pull reached the seq of a commit whose outcome was unknown: if the record is
     /// ours, finish that commit now; if another device's, ours did not land (its rows are
     /// still dirty and go in a later commit).
-    func settleUncertain(_ record: JournalRecord, seq: UInt64) async throws(SyncError) {
+    func settleUncertain(_ record: JournalRecord, seq: UInt64, hash: String?) async throws(SyncError) {
         guard let pending = uncertain, seq >= pending.seq else { return }
         uncertain = nil
         if seq == pending.seq && record.commit == pending.commit {
@@ -68,7 +85,7 @@ extension SyncEngine {
             let plan = try await calls.read("cannot read items for journal \(seq)") { db in
                 pending.settlingPlan(for: record) { id in try? ItemRow.find(id: id, db)?.inode }
             }
-            try await committed(plan, seq: seq, record: record)
+            try await committed(plan, seq: seq, record: record, hash: hash)
         } else {
             _ = try await calls.write("cannot clear the uncertain commit") { db in
                 try MetadataStore.removeSetting(SettingKey.uncertainCommit, db)
@@ -82,7 +99,7 @@ extension SyncEngine {
     /// `keepsTrash`: false for a checkpoint's catch-up, whose deletes the history object
     /// says; `prelude` runs first in the same transaction (the history of a join).
     func apply(
-        _ record: JournalRecord, seq: UInt64, keepsTrash: Bool = true, prelude: (@Sendable (Database) throws -> Void)? = nil
+        _ record: JournalRecord, seq: UInt64, hash: String? = nil, keepsTrash: Bool = true, prelude: (@Sendable (Database) throws -> Void)? = nil
     ) async throws(SyncError) {
         let leases = try await leases(on: record.ops, "sync: apply journal \(seq)")
         let (device, activity, watched, resurrected) = (self.device, self.activity, feed.isWatched, self.resurrected)
@@ -93,6 +110,7 @@ extension SyncEngine {
                     db: db, device: device, activity: activity, now: Timestamp.now(), watched: watched, resurrected: resurrected
                 )
                 applier.keepsTrash = keepsTrash
+                applier.recordHash = hash
                 try prelude?(db)
                 try applier.apply(record, seq: seq)
                 return applier.outcome

@@ -1,4 +1,5 @@
 import ContainerStore
+import ContentCache
 import Foundation
 import GRDB
 import Inodes
@@ -45,6 +46,7 @@ extension SyncEngine {
         record.format = format.current
         record.settings = settings
         record.batch = pushOrder?.batch
+        if record.format >= 2 { record.prev = try await lastRecordHash() }
         let bytes: [UInt8]
         do { bytes = try RecordCodec.encode(record) } catch {
             throw SyncError(code: .store, message: "cannot encode journal \(seq)", cause: error)
@@ -66,7 +68,7 @@ extension SyncEngine {
             logger.debug("journal \(seq) was taken by another device; rebasing")
             return .raced
         }
-        try await committed(plan, seq: seq, record: record)
+        try await committed(plan, seq: seq, record: record, hash: ContentHasher.sha256Hex(bytes))
         // Our own record: the rest of the order still holds.
         if pushOrder?.seq == seq - 1 { pushOrder?.seq = seq }
         logger.info("committed journal \(seq) with \(plan.entries.count) changes")
@@ -160,7 +162,13 @@ extension SyncEngine {
 
     /// Our record is in the journal: its items' committed base moves to it, and rows
     /// that did not change since they were read become clean.
-    func committed(_ plan: PushPlan, seq: UInt64, record: JournalRecord) async throws(SyncError) {
+    /// The hash of the last record applied or committed here (nil: not known).
+    func lastRecordHash() async throws(SyncError) -> String? {
+        try await calls.read("cannot read the last record's hash") { db in try MetadataStore.setting(SettingKey.lastRecordHash, db) }
+    }
+
+    /// `hash`: of the record's bytes as stored, which the next record names.
+    func committed(_ plan: PushPlan, seq: UInt64, record: JournalRecord, hash: String?) async throws(SyncError) {
         let (time, settings, batch, format) = (record.time, record.settings, record.batch, record.format)
         let activity = self.activity
         let deviceName = device.name
@@ -210,6 +218,9 @@ extension SyncEngine {
             if seq == 1 { try MetadataStore.setSetting(SettingKey.wholeHistory, "1", db) }
             try ContainerFormat.noteRecord(format, seq: seq, db)
             try MetadataStore.setSetting(SettingKey.lastSeq, String(seq), db)
+            if let hash { try MetadataStore.setSetting(SettingKey.lastRecordHash, hash, db) } else {
+                try MetadataStore.removeSetting(SettingKey.lastRecordHash, db)
+            }
             try MetadataStore.removeSetting(SettingKey.uncertainCommit, db)
         }
         lastSeq = seq

@@ -34,9 +34,11 @@ extension SyncEngine {
         var record = JournalRecord(device: device.id, deviceName: device.name, commit: ItemID.random().rawValue, time: Timestamp.now(), ops: [])
         record.format = format.current
         record.relocate = moves
-        let bytes: [UInt8]
-        do { bytes = try RecordCodec.encode(record) } catch { throw SyncError(code: .store, message: "cannot encode the blob moves", cause: error) }
         for _ in 0 ..< 20 {
+            // It follows the head as this device has it, which a lost race moves on.
+            record.prev = try await lastRecordHash()
+            let bytes: [UInt8]
+            do { bytes = try RecordCodec.encode(record) } catch { throw SyncError(code: .store, message: "cannot encode the blob moves", cause: error) }
             let condemned = try await self.condemned.current(calls)
             guard writtenPacks.isDisjoint(with: condemned) else {
                 throw SyncError(code: .busy, message: "another collector condemned the packs this run wrote; its moves are not committed")

@@ -171,4 +171,30 @@ import Testing
         #expect(await Self.refusal { _ = try await TestDevice(store: store, name: "c", stateDir: stateDir, configuration: Self.configuration(nil)) }?.contains("this device knows it is") == true)
         for device in [a, b] { await device.shutdown() }
     }
+
+    /// The store shows two devices two histories (both commits "won" journal/N): the
+    /// next record one of them reads names a record it never saw, and it stops there.
+    @Test func aForkedJournalIsDetected() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a", configuration: Self.configuration(encrypt: true))
+        let b = try await TestDevice(store: store, name: "b", configuration: Self.configuration())
+        try await a.write("one", "from a")
+        try await a.sync()
+        try await b.sync()
+        let fork = await a.engine.status().lastSeq + 1
+        try await a.write("two", "a's side of the fork")
+        try await a.sync()
+        // The operator hides a's record from b, which commits its own in the same place.
+        try await store.delete(ContainerLayout.journalKey(fork))
+        try await b.write("three", "b's side of the fork")
+        try await b.sync()
+        #expect(await b.engine.status().lastSeq == fork)
+        try await a.write("four", "after the fork")
+        try await a.sync()
+        let refusal = await Self.refusal { try await b.sync() }
+        #expect(refusal?.contains("journal record \(fork + 1) does not follow record \(fork)") == true, "\(refusal ?? "no refusal")")
+        #expect(await b.engine.status().errors.contains { $0.contains("different histories") })
+        #expect(b.inode("four") == nil)
+        for device in [a, b] { await device.shutdown() }
+    }
 }
