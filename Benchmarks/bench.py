@@ -560,6 +560,38 @@ class UbiqFSS3FarPacks(UbiqFSS3Far):
         return dict(super().environment(), UBIQFS_EXPERIMENTAL_FORMAT="2")
 
 
+class UbiqFSS3FarEncrypted(UbiqFSS3FarPacks):
+    """ubiqfs-s3-far-packs encrypted (`--encrypt`): what sealing every object costs."""
+    name = "ubiqfs-s3-far-enc"
+    folder = "ubiqfs-far-enc"
+
+    def command(self):
+        return super().command() + encrypted(self.work)
+
+
+class UbiqFSPacks(UbiqFS):
+    """ubiqfs on a format-2 container (experimental), the local store."""
+    name = "ubiqfs-packs"
+
+    def environment(self):
+        return dict(os.environ, UBIQFS_EXPERIMENTAL_FORMAT="2")
+
+
+class UbiqFSEncrypted(UbiqFSPacks):
+    """ubiqfs-packs encrypted (`--encrypt`)."""
+    name = "ubiqfs-enc"
+
+    def command(self):
+        return super().command() + encrypted(self.work)
+
+
+def encrypted(work):
+    """The options of an encrypted mount, its passphrase in a file beside the target's state."""
+    passphrase = work / "passphrase"
+    passphrase.write_text("benchmark passphrase\n")
+    return ["--encrypt", "--passphrase-file", str(passphrase)]
+
+
 class RcloneS3FarLimited(RcloneS3Far):
     """rclone-s3-far with the same `--bwlimit 8M`."""
     name = "rclone-s3-far-8M"
@@ -970,14 +1002,18 @@ def holds(op, value, goal):
 
 # The ratio columns: (label, numerator, denominator, which goal applies).
 RATIOS = [("u/n", "ubiqfs", "native", 0), ("r/u", "rclone", "ubiqfs", 1), ("r/u s3", "rclone-s3", "ubiqfs-s3", 1),
-          ("r/u far", "rclone-s3-far", "ubiqfs-s3-far", 1), ("r/u packs", "rclone-s3-far", "ubiqfs-s3-far-packs", 1)]
+          ("r/u far", "rclone-s3-far", "ubiqfs-s3-far", 1), ("r/u packs", "rclone-s3-far", "ubiqfs-s3-far-packs", 1),
+          ("e/p", "ubiqfs-enc", "ubiqfs-packs", 2), ("e/p far", "ubiqfs-s3-far-enc", "ubiqfs-s3-far-packs", 2)]
+# Encryption's goal (issue 25): within 10% of the same container unencrypted, on writing and
+# uploading and on cold reads.
+ENCRYPTION_GOALS = {"write_1g", "placeholder_read", "placeholder_ttfb", "far_import", "far_cold_read", "far_upload"}
 
 
 def table(bench, header):
     names = [t.name for t in bench.targets]
     pairs = [r for r in RATIOS if {r[1], r[2]} <= set(names) or r[0] in ("u/n", "r/u")]
     titles = {"u/n": "ubiqfs/native", "r/u": "rclone/ubiqfs", "r/u s3": "rclone-s3/ubiqfs-s3", "r/u far": "rclone-s3-far/ubiqfs-s3-far",
-              "r/u packs": "rclone-s3-far/ubiqfs-s3-far-packs"}
+              "r/u packs": "rclone-s3-far/ubiqfs-s3-far-packs", "e/p": "ubiqfs-enc/ubiqfs-packs", "e/p far": "ubiqfs-s3-far-enc/ubiqfs-s3-far-packs"}
     lines = [header, "", "| workload | unit | " + " | ".join(names) + " | " + " | ".join(titles[p[0]] for p in pairs) + " | goals |",
              "|---|---|" + "---|" * (len(names) + len(pairs)) + "---|"]
     verdicts = []
@@ -989,7 +1025,9 @@ def table(bench, header):
         cells = [f"{median[n]:.4g}" if n in median else "-" for n in names]
         ratios, goals = [], []
         for kind, a, b, which in pairs:
-            goal = (vs_native, vs_rclone)[which]
+            higher = WORKLOADS[key][2]
+            encryption = (kind, ">=" if higher else "<=", 0.9 if higher else 1.1) if key in ENCRYPTION_GOALS else None
+            goal = (vs_native, vs_rclone, encryption)[which]
             if a in median and b in median and median[b] > 0:
                 ratio = median[a] / median[b]
                 ratios.append(f"{ratio:.3g}")
@@ -1020,7 +1058,8 @@ def main():
     parser.add_argument("--targets", default="native,ubiqfs,rclone",
                         help="any of native, ubiqfs, rclone, ubiqfs-s3, rclone-s3 (the -s3 ones over a SeaweedFS server), "
                              "ubiqfs-far (the local store behind a 50 ms round trip), ubiqfs-s3-far and rclone-s3-far "
-                             "(the SeaweedFS server behind a proxy adding a 50 ms round trip; for --only far)")
+                             "(the SeaweedFS server behind a proxy adding a 50 ms round trip; for --only far); "
+                             "ubiqfs-packs and ubiqfs-enc (format 2, plain and encrypted), ubiqfs-s3-far-packs and ubiqfs-s3-far-enc")
     parser.add_argument("--only", default="", help="comma-separated workload groups: " + ", ".join(GROUPS))
     parser.add_argument("--out", default="", help="where to write the table (default Benchmarks/results/DATE.md)")
     args = parser.parse_args()
@@ -1035,6 +1074,8 @@ def main():
                  "ubiqfs-s3-far": lambda: UbiqFSS3Far(work, args.binary, far), "rclone-s3-far": lambda: RcloneS3Far(work, far),
                  "ubiqfs-s3-far-8M": lambda: UbiqFSS3FarLimited(work, args.binary, far),
                  "ubiqfs-s3-far-packs": lambda: UbiqFSS3FarPacks(work, args.binary, far),
+                 "ubiqfs-s3-far-enc": lambda: UbiqFSS3FarEncrypted(work, args.binary, far),
+                 "ubiqfs-packs": lambda: UbiqFSPacks(work, args.binary), "ubiqfs-enc": lambda: UbiqFSEncrypted(work, args.binary),
                  "rclone-s3-far-8M": lambda: RcloneS3FarLimited(work, far)}
     targets = [available[name]() for name in args.targets.split(",")]
     bench = Bench(args, targets, work)

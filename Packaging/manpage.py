@@ -109,9 +109,8 @@ The default store, a local folder.
 \fBAWS_ACCESS_KEY_ID\fR, \fBAWS_SECRET_ACCESS_KEY\fR, \fBAWS_SESSION_TOKEN\fR, \fBAWS_REGION\fR,
 \fBAWS_PROFILE\fR, \fBAWS_ENDPOINT_URL\fR and ~/.aws configure S3 stores.
 \fBXDG_CONFIG_HOME\fR, \fBXDG_STATE_HOME\fR and \fBXDG_DATA_HOME\fR move the defaults above.
-\fBUBIQFS_EXPERIMENTAL_FORMAT\fR=2 in the daemon's environment lets it create and read
-containers of format 2 (experimental: small files in packs); without it such a container is
-refused.
+\fBUBIQFS_PASSPHRASE_FILE\fR names a file whose first line is the passphrase of an encrypted
+container (also the systemd credential \fBubiqfs-passphrase\fR).
 .SH EXIT STATUS
 0 on success; non-zero when a command failed (one line on standard error says why: 1 for
 most failures, 64 for wrong arguments), or when \fBubiqfs doctor\fR found a problem (1).

@@ -32,7 +32,7 @@ public struct DeviceStack: Sendable {
         unlock.keyFile = unlock.keyFile ?? stateDir + "/" + Self.keyFile
         let (info, device, cipher) = try await ContainerBootstrap.open(
             store: store, metadata: metadata, deviceName: deviceName, timeout: configuration.storeTimeout,
-            experimentalFormat: configuration.experimentalFormat, upgrade: !configuration.readOnly, unlock: unlock
+            formatTwo: configuration.formatTwo, upgrade: !configuration.readOnly, unlock: unlock
         )
         // An encrypted container's objects are sealed and opened on their way.
         let store: any ContainerStore = cipher.map { SealedStore(store, cipher: $0) } ?? store

@@ -92,10 +92,11 @@ public struct ContainerCipher: Sendable {
         } catch {
             throw CryptoError(code: .tampered, message: "\(what) does not open with the container's key: changed, truncated or moved in the store", cause: error)
         }
-        guard let plain = Padme.unpad(Array(opened)) else {
+        // One copy: the padding is cut from the opened bytes, not from a copy of them.
+        guard let marker = opened.lastIndex(where: { $0 != 0 }), opened[marker] == 0x80 else {
             throw CryptoError(code: .tampered, message: "\(what) has no valid padding")
         }
-        return plain
+        return Array(opened[opened.startIndex ..< marker])
     }
 
     static func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {

@@ -19,10 +19,4 @@ public enum Padme {
         out += [UInt8](repeating: 0, count: paddedLength(bytes.count + 1) - out.count)
         return out
     }
-
-    /// The bytes without their padding; nil if there is no marker.
-    public static func unpad(_ bytes: [UInt8]) -> [UInt8]? {
-        guard let marker = bytes.lastIndex(where: { $0 != 0 }), bytes[marker] == 0x80 else { return nil }
-        return Array(bytes[..<marker])
-    }
 }

@@ -33,7 +33,7 @@ public final class FaultyStore: ContainerStore {
     /// Waits and fails as the faults say; then the call moves `bytes` at the allowed rate.
     private func inject(_ key: String, bytes: Int = 0) async throws(StoreError) {
         let (faults, roll) = state.withLock { state in (state.faults, state.random.unit()) }
-        if faults.blocksOnly && !key.hasPrefix(ContainerLayout.blockPrefix) { return }
+        if faults.blocksOnly && !Self.isContent(key) { return }
         do {
             // A hang lasts until the caller gives up or the faults are changed (`ubiqfs faults`).
             while faults.hang && self.faults.hang {
@@ -60,7 +60,7 @@ public final class FaultyStore: ContainerStore {
     /// The time `bytes` take at the bandwidth limit.
     private func throttle(_ key: String, bytes: Int) async throws(StoreError) {
         let faults = self.faults
-        guard let rate = faults.bytesPerSecond, bytes > 0, !faults.blocksOnly || key.hasPrefix(ContainerLayout.blockPrefix) else { return }
+        guard let rate = faults.bytesPerSecond, bytes > 0, !faults.blocksOnly || Self.isContent(key) else { return }
         do { try await Task.sleep(for: .milliseconds(Double(bytes) * 1000 / Double(rate))) } catch {
             throw StoreError(code: .unreachable, message: "cancelled while waiting for the store", cause: error)
         }
@@ -89,7 +89,7 @@ public final class FaultyStore: ContainerStore {
     /// The write happened; the caller is told it may not have.
     private func loseReply(_ key: String) throws(StoreError) {
         let (faults, roll) = state.withLock { state in (state.faults, state.random.unit()) }
-        if faults.blocksOnly && !key.hasPrefix(ContainerLayout.blockPrefix) { return }
+        if faults.blocksOnly && !Self.isContent(key) { return }
         if roll < faults.lostReplyRate {
             throw StoreError(code: .unreachable, message: "injected lost reply for \(key)")
         }
@@ -123,5 +123,10 @@ public final class FaultyStore: ContainerStore {
     public func verify() async throws(StoreError) {
         try await inject(".ubiqfs-probe/")
         try await base.verify()
+    }
+
+    /// Content: blocks and packs (what `blocks` faults slow or stop).
+    static func isContent(_ key: String) -> Bool {
+        key.hasPrefix(ContainerLayout.blockPrefix) || key.hasPrefix(ContainerLayout.packPrefix)
     }
 }

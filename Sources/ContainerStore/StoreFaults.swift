@@ -8,7 +8,7 @@ import ItemModel
 /// - `throttle=P`: each call is throttled with probability P (0...1), as S3's `SlowDown`:
 ///   it waits 100 ms more and is counted in the store's `StoreCongestion`;
 /// - `hang`: every call waits until cancelled, like a peer that stopped answering;
-/// - `blocks`: only block downloads are affected (a slow network for content only).
+/// - `blocks`: only content transfers (blocks and packs) are affected (a slow network for content only).
 public struct StoreFaults: Sendable, Equatable, CustomStringConvertible {
     public var latency: Duration = .zero
     public var bytesPerSecond: Int64?

@@ -3,19 +3,18 @@ import Foundation
 /// `container.json`: written once with put-if-absent when the container is created;
 /// every device reads it before anything else and refuses formats it does not know.
 public struct ContainerInfo: Hashable, Sendable, Codable {
-    public static let currentFormat = 1
-    /// Format 2 is being built (docs/CONTAINER-FORMAT.md, "Format 2"): a device reads and
-    /// creates it only where it is enabled (`UBIQFS_EXPERIMENTAL_FORMAT=2` in the daemon's
-    /// environment, or a test's configuration), so no user's container takes a format
-    /// that may still change, and no device reads one it may misunderstand.
-    public static let experimentalFormat = 2
-    public static var experimentalFormatEnabled: Bool {
-        ProcessInfo.processInfo.environment["UBIQFS_EXPERIMENTAL_FORMAT"] == String(experimentalFormat)
+    /// What a new container gets, and the newest format this version reads and writes.
+    public static let currentFormat = 2
+    /// `UBIQFS_FORMAT=1` in the daemon's environment: a device that reads and creates
+    /// format 1 only, as the previous release did (tests make old containers and old
+    /// devices with it; nobody else needs it).
+    public static var formatOneOnly: Bool {
+        ProcessInfo.processInfo.environment["UBIQFS_FORMAT"] == "1"
     }
 
-    /// The formats a device reads: format 1, and format 2 where it is enabled.
-    public static func readableFormats(experimental: Bool) -> ClosedRange<Int> {
-        currentFormat ... (experimental ? experimentalFormat : currentFormat)
+    /// The formats a device reads: format 1 always, format 2 unless it is format-1 only.
+    public static func readableFormats(formatTwo: Bool) -> ClosedRange<Int> {
+        1 ... (formatTwo ? 2 : 1)
     }
 
     public static let defaultBlockSize: Int64 = 4 * 1024 * 1024

@@ -9,7 +9,7 @@ public enum RecordValidator {
     public static let maxTargetLength = 4095
 
     /// `formats`: what this device reads (`ContainerInfo.readableFormats`).
-    public static func validate(_ record: JournalRecord, formats: ClosedRange<Int> = ContainerInfo.readableFormats(experimental: false)) throws(RecordError) {
+    public static func validate(_ record: JournalRecord, formats: ClosedRange<Int> = ContainerInfo.readableFormats(formatTwo: true)) throws(RecordError) {
         guard formats.contains(record.format) else {
             throw RecordError(code: .unsupportedFormat, message: "journal record format \(record.format) is not supported (this ubiqfs reads format \(formats.upperBound)); upgrade ubiqfs")
         }

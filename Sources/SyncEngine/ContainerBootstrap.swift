@@ -12,9 +12,9 @@ import MetadataStore
 public enum ContainerBootstrap {
     public static func open(
         store: any ContainerStore, metadata: MetadataStore, deviceName: String, timeout: Duration = .seconds(60),
-        experimentalFormat: Bool = false, upgrade: Bool = true, unlock: ContainerUnlock = ContainerUnlock()
+        formatTwo: Bool = true, upgrade: Bool = true, unlock: ContainerUnlock = ContainerUnlock()
     ) async throws(SyncError) -> (ContainerInfo, DeviceIdentity, ContainerCipher?) {
-        let formats = ContainerInfo.readableFormats(experimental: experimentalFormat)
+        let formats = ContainerInfo.readableFormats(formatTwo: formatTwo)
         let info: ContainerInfo
         var created: [UInt8]?
         var reached = true
@@ -27,8 +27,7 @@ public enum ContainerBootstrap {
             (info, reached) = (known, false)
         }
         guard formats.contains(info.format) else {
-            let experimental = info.format == ContainerInfo.experimentalFormat ? " (format 2 is experimental: UBIQFS_EXPERIMENTAL_FORMAT=2)" : ""
-            throw SyncError(code: .container, message: "the container has format \(info.format); this ubiqfs supports \(ContainerInfo.currentFormat)\(experimental)")
+            throw SyncError(code: .container, message: "the container has format \(info.format); this ubiqfs supports \(formats.upperBound); upgrade ubiqfs")
         }
         guard info.blockSize >= 4096, info.blockSize <= 64 * 1024 * 1024 else {
             throw SyncError(code: .container, message: "the container's block size \(info.blockSize) is out of range")

@@ -49,7 +49,11 @@ extension SyncEngine {
         // In format 2 a new device replays the journal rather than start from a checkpoint
         // without its history (it would not list what came before; the first record, if
         // compacted, is a tombstone that brings it back here for that).
-        if reason == .start && format.current >= 2 { return false }
+        // If its first record is simply missing, the pull's look into that comes at once.
+        if reason == .start && format.current >= 2 {
+            lastGapCheck = nil
+            return false
+        }
         for seq in after.sorted(by: >) {
             guard let checkpoint = try await readCheckpoint(seq) else { continue }
             try await join(checkpoint, history: nil)

@@ -135,7 +135,8 @@ import Testing
             grep -q "invalid --transfers 0" err
             fails grep -q " \(root)/work-mnt " /proc/mounts
             \(bin) mount work
-            echo x > \(root)/work-mnt/f
+            # Past the inline limit (1 KiB), so it is uploaded (in a pack of its own).
+            head -c 2048 /dev/urandom > \(root)/work-mnt/f
             \(bin) sync work --wait
             \(bin) status work | grep -q "pending uploads: 0"
             \(bin) status work | grep -q "device:          desk"
@@ -143,7 +144,7 @@ import Testing
             # the status counts what went.
             test "$(\(bin) status work --json | grep -c '"limit" : 8')" = 2
             test "$(\(bin) status work --json | grep -c '"pace" : 10485760')" = 1
-            \(bin) status work | grep -q "uploads:         0 in flight (0 B), 0 queued, 1 done (2 B), .*limited to 10.0 MiB/s"
+            \(bin) status work | grep -q "uploads:         0 in flight (0 B), 0 queued, 1 done (2.0 KiB), .*limited to 10.0 MiB/s"
             \(bin) status work | grep "downloads:" | fails grep -q "limited"
             # Its own state dir by default, under the profile's name.
             test -f \(root)/state/ubiqfs/work/state.db

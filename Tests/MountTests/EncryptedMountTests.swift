@@ -7,12 +7,11 @@ import Testing
 @Suite(.serialized) struct EncryptedMountTests {
     @Test func anEncryptedContainerOnTwoMountsAndItsPassphrases() async throws {
         let fixture = try MountFixture()
-        let formatTwo = ["UBIQFS_EXPERIMENTAL_FORMAT": "2"]
         let bin = MountFixture.binary
         try await fixture.sh("""
             mkdir -p b c && echo 'first passphrase' > pw1 && echo 'second passphrase' > pw2 && echo 'third passphrase' > pw3 && echo 'not it at all' > wrong
             """)
-        let a = try await fixture.mount("a", environment: formatTwo, extra: ["--encrypt", "--passphrase-file", fixture.root + "/pw1"])
+        let a = try await fixture.mount("a", extra: ["--encrypt", "--passphrase-file", fixture.root + "/pw1"])
         let container = fixture.store + "/default"
         try await fixture.sh("""
             \(MultiDeviceMountTests.helpers)
@@ -28,12 +27,12 @@ import Testing
         for (extra, line) in [(["--passphrase-file", fixture.root + "/wrong"], "wrong passphrase"), ([], "the container is encrypted: give its passphrase")] {
             let failed = try await MountFixture.run(
                 [bin, "mount", fixture.root + "/b", "--store", fixture.store, "--state-dir", fixture.root + "/b.state"] + extra,
-                environment: formatTwo, timeout: 60
+                timeout: 60
             )
             #expect(failed.status != 0 && failed.error.contains(line), "\(failed.error)")
         }
         try await fixture.sh("fails mountpoint -q \(fixture.root)/b")
-        let b = try await fixture.mount("b", environment: formatTwo.merging(["UBIQFS_PASSPHRASE_FILE": fixture.root + "/pw1"]) { $1 })
+        let b = try await fixture.mount("b", environment: ["UBIQFS_PASSPHRASE_FILE": fixture.root + "/pw1"])
         try await fixture.sh("""
             \(MultiDeviceMountTests.helpers)
             waitfor 'test -e \(b)/big.bin'
@@ -54,15 +53,15 @@ import Testing
         // b keeps the key: it remounts with no passphrase. A new device opens with the
         // passphrase that is left, and not with the ones changed or removed.
         try await fixture.unmount(b)
-        try await fixture.mount("b", environment: formatTwo)
+        try await fixture.mount("b")
         for old in ["pw1", "pw3"] {
             let refused = try await MountFixture.run(
                 [bin, "mount", fixture.root + "/c", "--store", fixture.store, "--state-dir", fixture.root + "/c.state", "--passphrase-file", fixture.root + "/" + old],
-                environment: formatTwo, timeout: 60
+                timeout: 60
             )
             #expect(refused.status != 0 && refused.error.contains("wrong passphrase"), "\(refused.error)")
         }
-        let c = try await fixture.mount("c", environment: formatTwo, extra: ["--passphrase-file", fixture.root + "/pw2"])
+        let c = try await fixture.mount("c", extra: ["--passphrase-file", fixture.root + "/pw2"])
         try await fixture.sh("""
             \(MultiDeviceMountTests.helpers)
             waitfor 'test -e \(c)/after-change.txt'

@@ -330,12 +330,13 @@ import Testing
         let a = try await fixture.mount("a")
         let bin = MountFixture.binary
         try await fixture.sh("""
-            echo "slow content" > \(a)/slow.txt
+            # Past the inline limit (1 KiB): its bytes are in a pack of their own.
+            head -c 3000 /dev/urandom > \(a)/slow.txt
             \(bin) sync \(a) --wait
             \(bin) unmount \(a)
             """)
-        // A store that never answers: the block becomes a fifo with no writer.
-        let blocks = fixture.store + "/default/blocks"
+        // A store that never answers: the pack becomes a fifo with no writer.
+        let blocks = fixture.store + "/default/packs"
         let block = try #require(try FileManager.default.contentsOfDirectory(atPath: blocks).first)
         try await fixture.sh("rm \(blocks)/\(block) && mkfifo \(blocks)/\(block)")
         let b = try await fixture.mount("b")

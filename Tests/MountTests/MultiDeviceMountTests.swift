@@ -278,8 +278,7 @@ import Testing
 
     @Test func collectionFromTheCommandLineInAFormatTwoContainer() async throws {
         let fixture = try MountFixture()
-        let formatTwo = ["UBIQFS_EXPERIMENTAL_FORMAT": "2"]
-        let a = try await fixture.mount("a", environment: formatTwo)
+        let a = try await fixture.mount("a")
         let bin = MountFixture.binary
         let container = fixture.store + "/default"
         try await fixture.sh("""
@@ -300,8 +299,9 @@ import Testing
             \(bin) status \(a) | grep -q 'store use: *1.0 MiB live'
             cp \(a)/big.bin big.copy
             """)
-        let b = try await fixture.mount("b", environment: formatTwo)
-        let plain = try await fixture.mount("plain", store: fixture.root + "/plain-store")
+        let b = try await fixture.mount("b")
+        // A device of the previous release makes a format-1 container.
+        let plain = try await fixture.mount("plain", store: fixture.root + "/plain-store", environment: ["UBIQFS_FORMAT": "1"])
         try await fixture.sh("""
             \(Self.helpers)
             cmp big.copy \(b)/big.bin
@@ -328,15 +328,16 @@ import Testing
             """)
     }
 
-    /// A container made without format 2 is upgraded in place by a mount that reads it,
+    /// A container made by the previous release (format 1) is upgraded in place by a mount of this one,
     /// and a device away (with work not pushed) while the journal is compacted past it
     /// rejoins at its next mount with nothing lost either way.
     @Test func aFormatOneContainerIsUpgradedAndADeviceAwayPastACompactionRejoins() async throws {
         let fixture = try MountFixture()
         let bin = MountFixture.binary
         let container = fixture.store + "/default"
-        let a = try await fixture.mount("a")
-        let b = try await fixture.mount("b")
+        let formatOne = ["UBIQFS_FORMAT": "1"]
+        let a = try await fixture.mount("a", environment: formatOne)
+        let b = try await fixture.mount("b", environment: formatOne)
         try await fixture.sh("""
             \(Self.helpers)
             echo one > \(a)/kept.txt && mkdir \(a)/docs && echo draft > \(a)/docs/plan.txt
@@ -349,8 +350,7 @@ import Testing
             """)
         try await fixture.unmount(b)
         try await fixture.unmount(a)
-        let formatTwo = ["UBIQFS_EXPERIMENTAL_FORMAT": "2"]
-        let upgraded = try await fixture.mount("a", environment: formatTwo)
+        let upgraded = try await fixture.mount("a")
         try await fixture.sh("""
             grep -q '"format":2' \(container)/container.json
             test "$(cat \(upgraded)/kept.txt)" = one
@@ -363,7 +363,7 @@ import Testing
             grep -q 'compacted the journal through record' gc.txt
             grep -q '"compacted":' \(container)/journal/00000000000000000001
             """)
-        let back = try await fixture.mount("b", environment: formatTwo)
+        let back = try await fixture.mount("b")
         try await fixture.sh("""
             \(Self.helpers)
             waitfor '[ "$(cat \(back)/kept.txt 2>/dev/null)" = two ]'
@@ -380,7 +380,8 @@ import Testing
         let bin = MountFixture.binary
         try await fixture.sh("""
             \(Self.helpers)
-            echo "in the cloud" > \(a)/remote.txt && \(bin) sync --wait \(a)
+            # Past the inline limit (1 KiB): its content is in the store, not in its record.
+            head -c 3000 /dev/urandom > remote.copy && cp remote.copy \(a)/remote.txt && \(bin) sync --wait \(a)
             waitfor '[ -e \(b)/remote.txt ]'
             # The store's disk goes away.
             mv \(fixture.store) \(fixture.store).away
@@ -395,7 +396,7 @@ import Testing
             test ! -e \(fixture.store)
             mv \(fixture.store).away \(fixture.store)
             \(bin) sync --wait \(b)
-            test "$(cat \(b)/remote.txt)" = "in the cloud"
+            cmp remote.copy \(b)/remote.txt
             waitfor '[ "$(cat \(a)/offline.txt 2>/dev/null)" = "written offline" ]'
             """)
     }

@@ -37,6 +37,11 @@ import Testing
             }
             try await offline.write("f\(random.next() % 6)", Self.pool[Int(random.next() % UInt64(Self.pool.count))])
             if round % 4 == 3 { try await offline.sync() }
+            // Four small files in one pack, three of them deleted a round later: a pack a
+            // quarter named for the next collector to repack.
+            for index in 0..<4 { try await a.write("g\(round)-\(index)", CollectionTests.content(random.next(), size: 5_000)) }
+            try await a.sync()
+            for index in 1..<4 where round > 0 { try? a.remove("g\(round - 1)-\(index)") }
             // Half the steps push with the next one, so packs hold several small files and
             // later writes leave them partly garbage (repacked).
             let plans = [a, b].map { device in

@@ -183,7 +183,7 @@ import Testing
         let b = try await TestDevice(store: store, name: "b", configuration: Self.formatTwo())
         #expect(try await b.engine.collect(grace: .milliseconds(50)).condemned == 0)
         #expect(try await a.engine.collect(grace: .milliseconds(50)).condemned == 0)
-        let old = try await TestDevice(store: InMemoryStore(), name: "old")
+        let old = try await TestDevice(store: InMemoryStore(), name: "old", configuration: PackTests.formatOne)
         await #expect(throws: SyncError.self) { try await old.engine.collect() }
         do {
             _ = try await old.engine.collect()

@@ -8,11 +8,8 @@ import Testing
 /// Format 2 (experimental): small files travel in packs, one `PUT` for many, and are read
 /// back with ranged `GET`s; a device where format 2 is not enabled refuses the container.
 @Suite struct PackTests {
-    static var formatTwo: SyncConfiguration {
-        var configuration = SyncConfiguration()
-        configuration.experimentalFormat = true
-        return configuration
-    }
+    /// Format 2, as every device now writes it by default.
+    static var formatTwo: SyncConfiguration { SyncConfiguration() }
 
     static func content(_ index: Int) -> [UInt8] {
         var random = SplitMix64(seed: UInt64(index) + 1)
@@ -57,16 +54,23 @@ import Testing
         await b.shutdown()
     }
 
+    /// A device of the previous release (format 1 only, as `UBIQFS_FORMAT=1` makes one).
+    static var formatOne: SyncConfiguration {
+        var configuration = SyncConfiguration()
+        configuration.formatTwo = false
+        return configuration
+    }
+
     @Test func aDeviceWithoutFormatTwoRefusesTheContainerClearly() async throws {
         let store = InMemoryStore()
         let a = try await TestDevice(store: store, name: "a", configuration: Self.formatTwo)
         await a.shutdown()
         do {
-            _ = try await TestDevice(store: store, name: "old")
-            Issue.record("a format-2 container was mounted without format 2 enabled")
+            _ = try await TestDevice(store: store, name: "old", configuration: Self.formatOne)
+            Issue.record("a format-2 container was mounted by a device of format 1")
         } catch let error as SyncError {
             #expect(error.code == .container)
-            #expect(error.message.contains("format 2 is experimental"), "\(error)")
+            #expect(error.message.contains("the container has format 2; this ubiqfs supports 1; upgrade ubiqfs"), "\(error)")
         }
     }
 

@@ -18,6 +18,13 @@ import Testing
         return configuration
     }
 
+    /// 2,000 bytes of their own for each index.
+    static func packed(_ index: Int) -> String { String(String(repeating: "content \(index) ", count: 2000).prefix(2000)) }
+
+    static func packedBytes(_ store: InMemoryStore) async throws -> Int64 {
+        try await store.listAllObjects(prefix: ContainerLayout.packPrefix).reduce(0) { $0 + $1.size }
+    }
+
     @Test func aRecordTakesParentsFirstAndUploadsOnlyWhatItCarries() async throws {
         let store = InMemoryStore()
         let configuration = Self.records(of: 5)
@@ -25,8 +32,8 @@ import Testing
         try device.mkdir("top")
         try device.mkdir("top/inner")
         for index in 0..<12 {
-            // Distinct content, so every file is a block of its own.
-            try await device.write("top/inner/f\(index)", "content \(index)")
+            // Distinct content past the inline limit: each file is a blob of its own, packed.
+            try await device.write("top/inner/f\(index)", Self.packed(index))
         }
         // Created and deleted before any commit: nothing to send, only to settle.
         try await device.write("gone", "never committed")
@@ -39,16 +46,15 @@ import Testing
         #expect(chosen.count == 5)
         #expect(settled.count == 1)
 
-        let blocksBefore = store.count(under: ContainerLayout.blockPrefix)
+        let before = try await Self.packedBytes(store)
         #expect(try await device.engine.push() == .committed)
-        let blocksAfter = store.count(under: ContainerLayout.blockPrefix)
         // The record held the two folders and three files: three uploads, not twelve.
-        #expect(blocksAfter - blocksBefore == 3)
+        #expect(try await Self.packedBytes(store) - before == 3 * 2000)
         let pending = try await device.metadata.read { db in try ItemRow.dirtyRows(db).count }
         #expect(pending == 9)
         try await device.sync()
         #expect(try await device.metadata.read { db in try ItemRow.dirtyRows(db).count } == 0)
-        #expect(store.count(under: ContainerLayout.blockPrefix) - blocksBefore == 12)
+        #expect(try await Self.packedBytes(store) - before == 12 * 2000)
         await device.shutdown()
     }
 

@@ -41,6 +41,28 @@ import Testing
         await c.shutdown()
     }
 
+    @Test func anEncryptedContainerOverS3HoldsNothingReadable() async throws {
+        let server = try await SeaweedServer.shared()
+        let prefix = "enc-\(UUID().uuidString.prefix(8))"
+        let a = try await TestDevice(store: server.store(prefix: prefix, container: "sealed"), name: "a", configuration: EncryptionTests.configuration(encrypt: true))
+        try a.mkdir("quixotic-folder")
+        try await a.write("quixotic-folder/small.txt", String(repeating: "PLAINTEXT-MARKER ", count: 200))
+        let big = CollectionTests.content(3, size: 1_500_000)
+        try await a.write("quixotic-folder/big.bin", big)
+        try await a.sync()
+        // The bucket as its operator reads it, through a store of its own.
+        let raw = try await server.store(prefix: prefix, container: "sealed")
+        for key in try await raw.listAll(prefix: "") {
+            let text = String(decoding: try await raw.get(key), as: UTF8.self)
+            #expect(!text.contains("quixotic") && !text.contains("PLAINTEXT-MARKER"), "\(key)")
+        }
+        let b = try await TestDevice(store: server.store(prefix: prefix, container: "sealed"), name: "b", configuration: EncryptionTests.configuration())
+        #expect(try await b.readBytes("quixotic-folder/big.bin") == big)
+        #expect(try await b.read("quixotic-folder/small.txt") == String(repeating: "PLAINTEXT-MARKER ", count: 200))
+        await a.shutdown()
+        await b.shutdown()
+    }
+
     @Test func aFormatTwoContainerIsCollectedOverS3() async throws {
         let server = try await SeaweedServer.shared()
         let prefix = "gc-\(UUID().uuidString.prefix(8))"

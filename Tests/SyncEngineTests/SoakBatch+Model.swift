@@ -26,7 +26,7 @@ extension SoakBatch {
         let byIno = Dictionary(uniqueKeysWithValues: rows.map { ($0.inode, $0) })
         return try entries(device).filter { $0.kind == .file && models[index].writtenInodes.contains($0.ino) }.compactMap { entry in
             let bytes = try #require(FileManager.default.contents(atPath: device.cache.path(for: entry.ino)), "\(device.name):\(entry.path) written but has no cache file")
-            if let row = byIno[entry.ino], row.baseSeq > 0, Self.blocks(Array(bytes), info: info) == row.blockList { return nil }
+            if let row = byIno[entry.ino], row.baseSeq > 0, Self.blocks(Array(bytes), info: info).sameContent(as: row.blockList) { return nil }
             return (String(decoding: bytes, as: UTF8.self), "\(device.name):\(entry.path) (written by round \(round))", entry.id)
         }
     }
@@ -45,7 +45,7 @@ extension SoakBatch {
                 fail("\(device.name): \(row.itemName) was changed here but its content is not marked for upload (dirty \(row.dirtyFlags.rawValue))")
             }
             let bytes = try #require(FileManager.default.contents(atPath: device.cache.path(for: row.inode)), "\(device.name): no cache file for changed \(row.itemName)")
-            result.append((id, Self.blocks(Array(bytes), info: info) != row.blockList))
+            result.append((id, !Self.blocks(Array(bytes), info: info).sameContent(as: row.blockList)))
         }
         return result
     }

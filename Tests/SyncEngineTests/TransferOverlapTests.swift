@@ -60,30 +60,36 @@ import Testing
         }
     }
 
-    @Test func aPushUploadsManySmallFilesAtOnceInOneRecord() async throws {
+    /// Files past the pack limit (256 KiB): two blocks each, of their own.
+    static func unpacked(_ index: Int) -> [UInt8] {
+        (0..<300_000).map { UInt8(truncatingIfNeeded: ($0 &* 7 &+ index &* 131) ^ ($0 >> 9) ^ index) }
+    }
+
+    @Test func aPushUploadsManyFilesAtOnceInOneRecord() async throws {
         let store = FarStore()
         let a = try await TestDevice(store: store, name: "a")
         let records = store.base.count(under: ContainerLayout.journalPrefix)
         try a.mkdir("src")
-        for index in 0..<80 { try await a.write("src/file\(index).txt", "content of file \(index)\n") }
+        for index in 0..<80 { try await a.write("src/file\(index).bin", Self.unpacked(index)) }
         try await a.sync()
 
         #expect(store.base.count(under: ContainerLayout.journalPrefix) == records + 1)
-        #expect(store.base.count(under: ContainerLayout.blockPrefix) == 80)
+        #expect(store.base.count(under: ContainerLayout.blockPrefix) == 160)
         let calls = store.calls
-        // One round trip per small file, and many of them at once (one after another before).
-        #expect(calls.puts == 80 && calls.exists == 0, "\(calls)")
+        // One round trip per block (none asks first: no block is above 256 KiB), and many
+        // at once (one after another before).
+        #expect(calls.puts == 160 && calls.exists == 0, "\(calls)")
         #expect(store.peak >= 8, "at most \(store.peak) block transfers ran at once")
 
         // Another device fetches them as many at once too, and every byte is right.
         let b = try await TestDevice(store: store, name: "b")
         store.resetPeak()
-        let inos = (0..<80).compactMap { b.inode("src/file\($0).txt") }
+        let inos = (0..<80).compactMap { b.inode("src/file\($0).bin") }
         #expect(inos.count == 80)
         b.engine.downloads.prefetch(inos)
-        for index in 0..<80 { #expect(try await b.waitUntilLocal("src/file\(index).txt")) }
+        for index in 0..<80 { #expect(try await b.waitUntilLocal("src/file\(index).bin")) }
         #expect(store.peak >= 8, "at most \(store.peak) downloads ran at once")
-        for index in 0..<80 { #expect(try await b.read("src/file\(index).txt") == "content of file \(index)\n") }
+        for index in 0..<80 { #expect(try await b.readBytes("src/file\(index).bin") == Self.unpacked(index)) }
         await a.shutdown()
         await b.shutdown()
     }
@@ -158,17 +164,18 @@ import Testing
         let link = FaultyStore(store, faults: StoreFaults())
         let a = try await TestDevice(store: link, name: "a")
         link.faults = try StoreFaults(parsing: "throttle=0.3,seed=5")
-        for index in 0..<60 { try await a.write("f\(index)", "file \(index)") }
+        for index in 0..<60 { try await a.write("f\(index)", Self.unpacked(index)) }
         try await a.sync()
         let uploads = a.engine.gates.upload.snapshot
         #expect(uploads.throttled > 0)
         #expect(uploads.limit < SyncConfiguration().transfers, "\(uploads)")
-        #expect(uploads.done == 60 && uploads.running == 0)
+        // Two blocks a file.
+        #expect(uploads.done == 120 && uploads.running == 0, "\(uploads)")
         let status = await a.engine.status()
-        #expect(status.uploads?.done == 60 && status.pendingFiles == 0)
+        #expect(status.uploads?.done == 120 && status.pendingFiles == 0)
         link.faults = StoreFaults()
         let b = try await TestDevice(store: store, name: "b")
-        for index in 0..<60 { #expect(try await b.read("f\(index)") == "file \(index)") }
+        for index in 0..<60 { #expect(try await b.readBytes("f\(index)") == Self.unpacked(index)) }
         await a.shutdown()
         await b.shutdown()
     }

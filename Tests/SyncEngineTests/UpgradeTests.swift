@@ -22,7 +22,7 @@ import Testing
     @Test func aFormatOneContainerIsUpgradedInPlaceWithNothingLost() async throws {
         let store = InMemoryStore()
         var formatOne = SyncConfiguration()
-        formatOne.experimentalFormat = false
+        formatOne.formatTwo = false
         let formatTwo = CollectionTests.formatTwo(grace: .milliseconds(50))
         let a = try await TestDevice(store: store, name: "a", configuration: formatOne)
         let old = try await TestDevice(store: store, name: "old", configuration: formatOne)
