@@ -85,6 +85,9 @@ extension SyncEngine {
             bytes = try await calls.store("cannot read \(key)") { store throws(StoreError) in try await store.get(key) }
         } catch where error.code == .notFound {
             return nil
+        } catch where error.code == .corrupt {
+            // Sealed and changed in the store: refused like an undecodable one.
+            bytes = []
         }
         let formats = configuration.readableFormats
         let checkpoint = await OffloadedWork.run { () -> Checkpoint? in
@@ -100,7 +103,13 @@ extension SyncEngine {
     }
 
     private func readHistory(_ key: String) async throws(SyncError) -> HistoryObject? {
-        let bytes = try await calls.store("cannot read \(key)") { store throws(StoreError) in try await store.get(key) }
+        let bytes: [UInt8]
+        do {
+            bytes = try await calls.store("cannot read \(key)") { store throws(StoreError) in try await store.get(key) }
+        } catch where error.code == .corrupt {
+            // Sealed and changed in the store: the history is not listed, the rest goes on.
+            bytes = []
+        }
         let formats = configuration.readableFormats
         let (history, refused) = await OffloadedWork.run { () -> (HistoryObject?, [String]) in
             var refused: [String] = []

@@ -16,6 +16,7 @@ enum FuseMountConvention {
         "log-level": "--log-level", "log_level": "--log-level",
         "transfers": "--transfers",
         "bwlimit": "--bwlimit",
+        "passphrase-file": "--passphrase-file", "passphrase_file": "--passphrase-file",
     ]
     static let flagOptions: [String: String] = [
         "allow_other": "--allow-other", "allow-other": "--allow-other", "noexec": "--noexec", "ro": "--read-only",

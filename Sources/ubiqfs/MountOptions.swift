@@ -110,6 +110,7 @@ struct MountOptions: ParsableArguments {
         options.cacheSize = cacheSize ?? settings["cache-size"]
         options.logLevel = logLevel ?? settings["log-level"]
         options.bwlimit = bwlimit ?? settings["bwlimit"]
+        options.passphraseFile = passphraseFile ?? settings["passphrase-file"]
         if transfers == nil, let count = settings["transfers"] {
             guard let value = Int(count) else { throw CommandFailure("\(profile.source): [\(profile.name)] transfers = \(count): expected a number") }
             options.transfers = value

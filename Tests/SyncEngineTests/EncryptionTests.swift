@@ -197,4 +197,26 @@ import Testing
         #expect(b.inode("four") == nil)
         for device in [a, b] { await device.shutdown() }
     }
+
+    /// A checkpoint and a history object changed in the store: a device joining after a
+    /// compaction refuses both and says so, and serves nothing from them.
+    @Test func aChangedCheckpointOrHistoryIsRefused() async throws {
+        let store = InMemoryStore()
+        var configuration = Self.configuration(encrypt: true)
+        configuration.gapCheckInterval = .zero
+        let a = try await TestDevice(store: store, name: "a", configuration: configuration)
+        try await a.write("kept.txt", "kept")
+        try await a.sync()
+        let report = try await CompactionTests.compact(a)
+        let through = try #require(report.compactedThrough)
+        for key in [ContainerLayout.checkpointKey(through)] + store.keys.filter({ $0.hasPrefix(ContainerLayout.historyPrefix) }) {
+            var bytes = try await store.get(key)
+            bytes[bytes.count / 2] ^= 1
+            try await store.put(key, bytes)
+        }
+        let refusal = await Self.refusal { _ = try await TestDevice(store: store, name: "b", configuration: Self.configuration()) }
+        #expect(refusal?.contains("no checkpoint after it is readable") == true, "\(refusal ?? "joined")")
+        #expect(try await a.read("kept.txt") == "kept")
+        await a.shutdown()
+    }
 }
