@@ -13,10 +13,9 @@ struct Repacker {
     let below: Double
     let packLimit = PackUploader.packLimit
 
-    /// A pack to empty: its size in the store and the blobs named in it.
+    /// A pack to empty, and the blobs named in it.
     struct Source {
         var pack: String
-        var size: Int64
         var blobs: [BlockReference]
     }
 
@@ -36,7 +35,7 @@ struct Repacker {
             let pack = String(object.key.dropFirst(ContainerLayout.packPrefix.count))
             guard let blobs = mark.packed[pack], !blobs.isEmpty else { return nil }
             let named = blobs.reduce(Int64(0)) { $0 + $1.storedLength }
-            return Double(named) < below * Double(object.size) ? Source(pack: pack, size: object.size, blobs: blobs) : nil
+            return Double(named) < below * Double(object.size) ? Source(pack: pack, blobs: blobs) : nil
         }.sorted { $0.pack < $1.pack }
     }
 

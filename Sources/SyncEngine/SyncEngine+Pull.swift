@@ -18,49 +18,64 @@ extension SyncEngine {
         // next key until there is none needs no listing: one request per poll when idle.
         while true {
             let seq = lastSeq + 1
-            let key = ContainerLayout.journalKey(seq)
-            var bytes: [UInt8] = []
-            var record = JournalRecord(device: "", deviceName: "", commit: "", time: 0, ops: [])
-            do {
-                bytes = try await calls.store("cannot read \(key)") { store throws(StoreError) in try await store.get(key) }
-            } catch where error.code == .notFound {
+            switch try await readRecord(seq) {
+            case .missing:
                 // The next record, or records up to a checkpoint, compacted away?
                 if try await joinFromCheckpoint(.missing) { continue }
                 return
-            } catch where error.code == .corrupt {
-                // An encrypted record that does not open (changed, cut or moved in the
-                // store): refused like a malformed one, so it cannot stop the container.
-                logger.error("journal record \(seq) was refused and skipped: \(error)")
-                remember("journal record \(seq) refused: \((error.cause as? StoreError)?.message ?? error.message)", in: &errors)
-                try await apply(record, seq: seq)
-                continue
-            }
-            do {
-                let decoded = try RecordCodec.decode(JournalRecord.self, from: bytes)
-                try RecordValidator.validate(decoded, formats: configuration.readableFormats)
-                record = decoded
-            } catch let error where error.code == .unsupportedFormat {
-                throw SyncError(code: .container, message: "journal record \(seq): \(error.message)")
-            } catch {
-                // An unreadable record is skipped (and said), so it cannot stop the container.
-                logger.error("journal record \(seq) is malformed and was skipped: \(error)")
-                remember("journal record \(seq) skipped: \(error.message)", in: &errors)
-            }
-            // The bytes as stored (even undecodable ones): what the next record names.
-            let hash = ContentHasher.sha256Hex(bytes)
-            if record.compacted == nil, let prev = record.prev {
-                try await checkFollows(prev, seq: seq)
-            }
-            if record.compacted != nil {
-                // A tombstone: the state after it is a checkpoint's (none readable throws).
-                guard try await joinFromCheckpoint(.compacted) else {
-                    throw SyncError(code: .container, message: "journal record \(seq) was compacted and no checkpoint after it can be joined")
+            case .refused:
+                try await apply(JournalRecord(device: "", deviceName: "", commit: "", time: 0, ops: []), seq: seq)
+            case .stored(let record, let hash):
+                if record.compacted != nil {
+                    // A tombstone: the state after it is a checkpoint's (none readable throws).
+                    guard try await joinFromCheckpoint(.compacted) else {
+                        throw SyncError(code: .container, message: "journal record \(seq) was compacted and no checkpoint after it can be joined")
+                    }
+                    continue
                 }
-                continue
+                if let prev = record.prev { try await checkFollows(prev, seq: seq) }
+                try await apply(record, seq: seq, hash: hash)
+                try await settleUncertain(record, seq: seq, hash: hash)
             }
-            try await apply(record, seq: seq, hash: hash)
-            try await settleUncertain(record, seq: seq, hash: hash)
         }
+    }
+
+    /// What a journal key holds for the pull.
+    private enum NextRecord {
+        case missing
+        /// Sealed, and changed, cut or moved in the store: skipped, and said.
+        case refused
+        /// The record (an empty one for a malformed record, skipped and said), and the
+        /// SHA-256 of its bytes as stored, which the next record names.
+        case stored(JournalRecord, hash: String)
+    }
+
+    private func readRecord(_ seq: UInt64) async throws(SyncError) -> NextRecord {
+        let key = ContainerLayout.journalKey(seq)
+        let bytes: [UInt8]
+        do {
+            bytes = try await calls.store("cannot read \(key)") { store throws(StoreError) in try await store.get(key) }
+        } catch where error.code == .notFound {
+            return .missing
+        } catch where error.code == .corrupt {
+            // Refused like a malformed record, so it cannot stop the container.
+            logger.error("journal record \(seq) was refused and skipped: \(error)")
+            remember("journal record \(seq) refused: \((error.cause as? StoreError)?.message ?? error.message)", in: &errors)
+            return .refused
+        }
+        var record = JournalRecord(device: "", deviceName: "", commit: "", time: 0, ops: [])
+        do {
+            let decoded = try RecordCodec.decode(JournalRecord.self, from: bytes)
+            try RecordValidator.validate(decoded, formats: configuration.readableFormats)
+            record = decoded
+        } catch let error where error.code == .unsupportedFormat {
+            throw SyncError(code: .container, message: "journal record \(seq): \(error.message)")
+        } catch {
+            // An unreadable record is skipped (and said), so it cannot stop the container.
+            logger.error("journal record \(seq) is malformed and was skipped: \(error)")
+            remember("journal record \(seq) skipped: \(error.message)", in: &errors)
+        }
+        return .stored(record, hash: ContentHasher.sha256Hex(bytes))
     }
 
     /// Record `seq` names the record before it as this device applied or committed it

@@ -68,11 +68,11 @@ enum Passphrase {
         if terminal {
             var quiet = saved
             quiet.c_lflag &= ~tcflag_t(ECHO)
-            tcsetattr(0, TCSAFLUSH, &quiet)
+            tcsetattr(0, TCSANOW, &quiet)
         }
         FileHandle.standardError.write(Data(text.utf8))
         let line = Swift.readLine(strippingNewline: true)
-        if terminal { tcsetattr(0, TCSAFLUSH, &saved) }
+        if terminal { tcsetattr(0, TCSANOW, &saved) }
         FileHandle.standardError.write(Data("\n".utf8))
         guard let line, !line.isEmpty else { throw CommandFailure("no passphrase given") }
         return line

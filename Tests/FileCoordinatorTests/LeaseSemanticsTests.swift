@@ -168,9 +168,9 @@ import Testing
         let coordinator = FileCoordinator()
         let reader = try await coordinator.acquire([LeaseRequest(4, .shared)], owner: "r1", within: .seconds(5))
         defer { reader.release() }
-        // Long enough for r2 to queue behind w even on a loaded machine.
+        // Long enough for r2 to queue behind w even on a loaded machine (8 s once was not).
         let writer = Task {
-            await onThread { coordinator.expectTimeout([LeaseRequest(4, .exclusive)], owner: "w", timeout: .seconds(8)) }
+            await onThread { coordinator.expectTimeout([LeaseRequest(4, .exclusive)], owner: "w", timeout: .seconds(20)) }
         }
         try await eventually("w queued") { coordinator.waiters(4) == ["w"] }
         let lateReader = Task { try await coordinator.acquire([LeaseRequest(4, .shared)], owner: "r2") }

@@ -61,12 +61,24 @@ import Testing
             )
             #expect(refused.status != 0 && refused.error.contains("wrong passphrase"), "\(refused.error)")
         }
-        let c = try await fixture.mount("c", extra: ["--passphrase-file", fixture.root + "/pw2"])
+        // The systemd credential (LoadCredential=ubiqfs-passphrase:...) gives it too.
+        try await fixture.sh("mkdir -p credentials && cp pw2 credentials/ubiqfs-passphrase")
+        let c = try await fixture.mount("c", environment: ["CREDENTIALS_DIRECTORY": fixture.root + "/credentials"])
         try await fixture.sh("""
             \(MultiDeviceMountTests.helpers)
             waitfor 'test -e \(c)/after-change.txt'
             cmp \(a)/big.bin \(c)/big.bin
             grep -q from-b \(c)/after-change.txt && grep -q from-b \(b)/after-change.txt
+            """)
+        // On a terminal (a pseudo-terminal here), a new container's passphrase is asked twice.
+        try await fixture.sh("""
+            mkdir -p asked
+            trap 'fusermount3 -uz asked 2>/dev/null || true' EXIT
+            printf 'typed passphrase\\ntyped passphrase\\n' | script -qec "\(bin) mount \(fixture.root)/asked --store \(fixture.root)/asked-store --state-dir \(fixture.root)/asked.state --encrypt" /dev/null > asked.out
+            grep -q 'New passphrase' asked.out && grep -q 'The same again' asked.out
+            mountpoint -q asked && echo secret > asked/f && \(bin) sync --wait asked
+            \(bin) unmount asked
+            fails grep -r -q secret asked-store
             """)
     }
 }

@@ -113,6 +113,14 @@ import Testing
         let stateDir = try TemporaryDirectories.make("ubiqfs-dev-b")
         #expect(await Self.refusal { _ = try await TestDevice(store: store, name: "b", stateDir: stateDir, configuration: Self.configuration("not the passphrase")) }?.contains("wrong passphrase") == true)
         #expect(await Self.refusal { _ = try await TestDevice(store: store, name: "b", stateDir: stateDir, configuration: Self.configuration(nil)) }?.contains("the container is encrypted: give its passphrase") == true)
+        // A key object changed in the store opens with no passphrase: refused the same way.
+        let keyObject = try #require(store.keys.first { $0.hasPrefix(ContainerLayout.keyPrefix) })
+        let original = try await store.get(keyObject)
+        var wrapped = try RecordCodec.decode(WrappedKey.self, from: original)
+        wrapped.kdf.salt = Data(repeating: 7, count: 32).base64EncodedString()
+        try await store.put(keyObject, try RecordCodec.encode(wrapped))
+        #expect(await Self.refusal { _ = try await TestDevice(store: store, name: "b", stateDir: stateDir, configuration: Self.configuration()) }?.contains("wrong passphrase") == true)
+        try await store.put(keyObject, original)
         // A plain container refuses a passphrase: nothing is mistaken for encrypted.
         let plain = try await TestDevice(store: InMemoryStore(), name: "p", configuration: PackTests.formatTwo)
         await plain.shutdown()
