@@ -260,8 +260,17 @@ public actor SyncEngine {
             held: held.values.sorted { $0.seq < $1.seq }.map { "\($0.waitingFor): the change of journal \($0.seq) waits until it is closed here" },
             heldBack: waiting, readOnly: readOnly, pendingFiles: content.files, pendingBytes: content.bytes,
             uploads: gates.upload.snapshot, downloads: gates.download.snapshot,
-            collection: await lastCollection(), conflicts: conflicts, errors: errors
+            collection: await lastCollection(), transfers: await fileTransfers(), conflicts: conflicts, errors: errors
         )
+    }
+
+    /// The largest whole-file transfers in flight, with their paths.
+    private func fileTransfers() async -> [FileTransfer] {
+        let running = transfers.all().sorted { $0.transfer.total > $1.transfer.total }.prefix(20)
+        let paths = (try? await metadata.read { db in try running.map { try ItemRow.path(of: $0.ino, db) } }) ?? []
+        return zip(running, paths).map { entry, path in
+            FileTransfer(path: path, direction: entry.transfer.direction.rawValue, done: entry.transfer.done, total: entry.transfer.total)
+        }
     }
 
     func remember(_ text: String, in list: inout [String]) {

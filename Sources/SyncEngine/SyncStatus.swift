@@ -23,6 +23,17 @@ public struct SyncStatus: Sendable, Codable {
     public var downloads: TransferGate.Snapshot?
     /// The store's use as this device's last collection measured it (format 2).
     public var collection: CollectionReport?
+    /// Whole files uploading or downloading now, largest first (at most 20), for
+    /// `ubiqfs status --watch` (nil from an earlier daemon).
+    public var transfers: [FileTransfer]?
     public var conflicts: [String]
     public var errors: [String]
+}
+
+/// One file's transfer in flight: its path in the mount, which way, and how far.
+public struct FileTransfer: Sendable, Codable, Equatable {
+    public var path: String
+    public var direction: String
+    public var done: Int64
+    public var total: Int64
 }

@@ -25,6 +25,8 @@ public final class TransferTable: Sendable {
 
     public func transfer(_ ino: Inode) -> Transfer? { state.withLock { $0.transfers[ino] } }
     public func error(_ ino: Inode) -> String? { state.withLock { $0.errors[ino] } }
+    /// Every transfer in flight (`ubiqfs status --watch`).
+    public func all() -> [(ino: Inode, transfer: Transfer)] { state.withLock { $0.transfers.map { ($0.key, $0.value) } } }
 
     func begin(_ ino: Inode, _ direction: Direction, total: Int64) {
         state.withLock { $0.transfers[ino] = Transfer(direction: direction, done: 0, total: total) }

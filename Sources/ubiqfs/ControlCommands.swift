@@ -23,6 +23,10 @@ struct StatusCommand: ParsableCommand {
     )
     @Argument(help: "A ubiqfs mountpoint, or an item inside one.") var path: String
     @Flag(help: "Print JSON.") var json = false
+    @Flag(help: "Show the mount's uploads and downloads live, with a progress bar per file, until Ctrl-C.") var watch = false
+    /// Seconds between frames of --watch, and how many to show (tests).
+    @Option(help: .hidden) var interval: Double = 1
+    @Option(help: .hidden) var frames: Int?
 
     var target: MountpointArgument { MountpointArgument(mountpoint: path) }
 
@@ -32,6 +36,7 @@ struct StatusCommand: ParsableCommand {
             try showItem(absolute, state: state)
             return
         }
+        if watch { return try StatusWatch.run(mountpoint: target.mountpoint, interval: max(0.1, interval), frames: frames) }
         let response = try ControlClient.send(ControlRequest(command: "status"), mountpoint: target.mountpoint)
         if json {
             try StatusCommand.printJSON(response)

@@ -70,4 +70,23 @@ import Testing
         #expect(refused.status != 0)
         #expect(refused.error.contains("the container has format 2; this ubiqfs supports 1; upgrade ubiqfs"), "\(refused.error)")
     }
+
+    /// `ubiqfs status --watch` shows an upload in flight with its progress bar, frame
+    /// after frame, and says so when nothing moves.
+    @Test func statusWatchShowsTransfersLive() async throws {
+        let fixture = try MountFixture()
+        let bin = MountFixture.binary
+        let a = try await fixture.mount("a", extra: ["--store-faults", "bandwidth=2M,blocks"])
+        try await fixture.sh("""
+            head -c 16777216 /dev/urandom > \(a)/big.bin
+            \(bin) sync \(a)
+            for _ in $(seq 1 150); do \(bin) status \(a) --watch --frames 1 > frame.txt; grep -q '^up ' frame.txt && break; sleep 0.1; done
+            grep '^up ' frame.txt | grep 'big.bin' | grep -q '\\[[#.]*\\] *[0-9]*% .* of 16.0 MiB'
+            \(bin) status \(a) --watch --frames 3 --interval 0.2 > frames.txt
+            test "$(grep -c '^uploads' frames.txt)" = 3
+            \(bin) faults \(a) off > /dev/null
+            \(bin) sync --wait \(a)
+            \(bin) status \(a) --watch --frames 1 | grep -q 'no file is uploading or downloading'
+            """)
+    }
 }
