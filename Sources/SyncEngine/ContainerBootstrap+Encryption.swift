@@ -39,8 +39,10 @@ extension ContainerBootstrap {
             if kept != nil {
                 throw SyncError(code: .container, message: "container.json says the container is not encrypted, but this device knows it is: the store changed it; nothing is mounted")
             }
-            if unlock.encrypt || unlock.passphrase != nil {
-                throw SyncError(code: .invalid, message: "the container exists and is not encrypted (--encrypt and a passphrase only create or open encrypted ones)")
+            // A passphrase is not needed, and ignored (one service may give one to every
+            // mount); asking to encrypt an existing plain container is a mistake to say.
+            if unlock.encrypt && created == nil {
+                throw SyncError(code: .invalid, message: "the container exists and is not encrypted: --encrypt only makes new containers")
             }
             if reached, try await hasKeyObjects(store) {
                 throw SyncError(code: .container, message: "container.json says the container is not encrypted, but its store holds key objects: the store changed it; nothing is mounted")

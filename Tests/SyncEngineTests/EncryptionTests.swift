@@ -121,9 +121,14 @@ import Testing
         try await store.put(keyObject, try RecordCodec.encode(wrapped))
         #expect(await Self.refusal { _ = try await TestDevice(store: store, name: "b", stateDir: stateDir, configuration: Self.configuration()) }?.contains("wrong passphrase") == true)
         try await store.put(keyObject, original)
-        // A plain container refuses a passphrase: nothing is mistaken for encrypted.
-        let plain = try await TestDevice(store: InMemoryStore(), name: "p", configuration: PackTests.formatTwo)
+        // A plain container ignores a passphrase, and refuses --encrypt: it exists.
+        let plainStore = InMemoryStore()
+        let plain = try await TestDevice(store: plainStore, name: "p", configuration: PackTests.formatTwo)
         await plain.shutdown()
+        let given = try await TestDevice(store: plainStore, name: "q", configuration: Self.configuration())
+        await given.shutdown()
+        #expect(await Self.refusal { _ = try await TestDevice(store: plainStore, name: "r", configuration: Self.configuration(encrypt: true)) }?
+            .contains("the container exists and is not encrypted") == true)
         let b = try await TestDevice(store: store, name: "b", stateDir: stateDir, configuration: Self.configuration())
         #expect(try await b.read("f") == "hello")
         for device in [a, b] { await device.shutdown() }
