@@ -210,7 +210,15 @@ extension Downloader {
                 blobs.append(Job(partial: partial, index: index, priority: .readahead, order: nextOrder))
             }
         }
-        let runs = Self.neighbourRuns(blobs)
+        // Looked at again with no suspension before the runs are registered: a reader may
+        // have started a fetch of one of them meanwhile (the `startFill`s above suspend), and
+        // a second write of a block after its file completed would move the file's mtime
+        // (tar: "file changed as we read it").
+        let fresh = blobs.filter { job in
+            let key = BlockKey(generation: job.partial.generation, index: job.index)
+            return queued[key] == nil && running[key] == nil && !job.partial.isPresent(job.index)
+        }
+        let runs = Self.neighbourRuns(fresh)
         for job in runs.joined() { running[BlockKey(generation: job.partial.generation, index: job.index)] = job }
         let width = parallelTransfers
         await withTaskGroup(of: Void.self) { group in
