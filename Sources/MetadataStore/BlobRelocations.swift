@@ -7,26 +7,20 @@ import ItemModel
 /// and the changes held for a writer. Only rows whose stored JSON mentions a pack that is
 /// left are decoded, so a move costs a scan of the tables, not a decode of them.
 public enum BlobRelocations {
-    /// The references rewritten, and the held changes that were (their new form).
-    public struct Result: Sendable {
-        public var references = 0
-        public var held: [HeldChange] = []
-    }
-
-    public static func apply(_ moves: [BlobMove], _ db: Database) throws -> Result {
+    /// Rewrites every reference the moves name; returns the held changes if any of them
+    /// was rewritten (their new form, for the engine's list), else none.
+    public static func apply(_ moves: [BlobMove], _ db: Database) throws -> [HeldChange] {
         let table = Dictionary(moves.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
-        var result = Result()
+        func moved(_ blocks: [BlockReference]) -> [BlockReference]? {
+            let result = blocks.relocated(by: table)
+            return result.changed ? result.blocks : nil
+        }
+        var heldRewritten = 0
         for pack in Set(moves.map(\.from)).sorted() {
-            result.references += try rewrite("item", "blocks", mentioning: pack, db) { (blocks: [BlockReference]) in
-                let moved = blocks.relocated(by: table)
-                return moved.changed ? moved.blocks : nil
-            }
-            result.references += try rewrite("base", "snapshot", mentioning: pack, db) { (item: ItemSnapshot) in relocated(item, table) }
-            result.references += try rewrite("version", "blocks", mentioning: pack, db) { (blocks: [BlockReference]) in
-                let moved = blocks.relocated(by: table)
-                return moved.changed ? moved.blocks : nil
-            }
-            result.references += try rewrite("trash", "entry", mentioning: pack, db) { (entry: TrashEntry) in
+            _ = try rewrite("item", "blocks", mentioning: pack, db, moved)
+            _ = try rewrite("base", "snapshot", mentioning: pack, db) { (item: ItemSnapshot) in relocated(item, table) }
+            _ = try rewrite("version", "blocks", mentioning: pack, db, moved)
+            _ = try rewrite("trash", "entry", mentioning: pack, db) { (entry: TrashEntry) in
                 var entry = entry
                 var changed = false
                 for index in entry.items.indices {
@@ -36,16 +30,12 @@ public enum BlobRelocations {
                 }
                 return changed ? entry : nil
             }
-            result.references += try rewrite("held", "operation", mentioning: pack, db) { (operation: JournalOperation) in
+            heldRewritten += try rewrite("held", "operation", mentioning: pack, db) { (operation: JournalOperation) in
                 guard case .upsert(let item) = operation, let moved = relocated(item, table) else { return nil }
                 return .upsert(moved)
             }
         }
-        if result.references > 0 {
-            let ids = Set(try HeldChanges.all(db).map(\.itemID))
-            result.held = try ids.compactMap { try HeldChanges.find($0, db) }
-        }
-        return result
+        return heldRewritten > 0 ? try HeldChanges.all(db) : []
     }
 
     /// Another place this device knows for blob `hash` (a packed blob's pack gone: a fill

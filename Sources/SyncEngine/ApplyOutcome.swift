@@ -24,8 +24,6 @@ struct ApplyOutcome: Sendable {
     /// was applied: what the engine's list of held changes becomes.
     var held: [ItemID: HeldChange] = [:]
     var released: Set<ItemID> = []
-    /// References that follow a collector's blob moves (`JournalRecord.relocate`).
-    var relocated = 0
     /// The record carried the container's settings.
     var settingsChanged = false
 }

@@ -132,9 +132,7 @@ struct RecordApplier {
         guard !moves.isEmpty else { return }
         let valid = moves.filter(\.isWellFormed)
         if valid.count < moves.count { outcome.refused.append("journal \(seq): \(moves.count - valid.count) malformed blob moves refused") }
-        let result = try BlobRelocations.apply(valid, db)
-        for change in result.held { outcome.held[change.itemID] = change }
-        outcome.relocated += result.references
+        for change in try BlobRelocations.apply(valid, db) { outcome.held[change.itemID] = change }
     }
 
     /// The container's settings from this record on; out of range, refused (logged).

@@ -10,8 +10,14 @@ struct SyncCalls: Sendable {
     let metadata: MetadataStore
     let timeout: Duration
     let reachability: StoreReachability
-    /// How content is named and packed blobs sealed in this container.
-    var codec: ContentCodec { ContentCodec(store: store) }
+    /// How content is named and packed blobs sealed in this container (made once: every
+    /// block fetch and upload uses it).
+    let codec: ContentCodec
+
+    init(store: any ContainerStore, metadata: MetadataStore, timeout: Duration, reachability: StoreReachability) {
+        (self.store, self.metadata, self.timeout, self.reachability) = (store, metadata, timeout, reachability)
+        codec = ContentCodec(store: store)
+    }
 
     /// A store call, bounded by `timeout`.
     func store<T: Sendable>(

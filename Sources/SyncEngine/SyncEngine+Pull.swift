@@ -82,8 +82,7 @@ extension SyncEngine {
     /// (when it knows it): otherwise the store shows devices different histories (two
     /// commits both "won" the same key). Sync stops there; nothing local is lost.
     private func checkFollows(_ prev: String, seq: UInt64) async throws(SyncError) {
-        let known = try await calls.read("cannot read the last record's hash") { db in try MetadataStore.setting(SettingKey.lastRecordHash, db) }
-        guard let known, known != prev else { return }
+        guard let known = try await lastRecordHash(), known != prev else { return }
         let message = "journal record \(seq) does not follow record \(seq - 1) as this device has it: the store shows devices different histories; sync stops here, and nothing local is lost"
         remember(message, in: &errors)
         throw SyncError(code: .container, message: message)

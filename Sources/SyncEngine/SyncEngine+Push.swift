@@ -160,14 +160,14 @@ extension SyncEngine {
         }
     }
 
-    /// Our record is in the journal: its items' committed base moves to it, and rows
-    /// that did not change since they were read become clean.
     /// The hash of the last record applied or committed here (nil: not known).
     func lastRecordHash() async throws(SyncError) -> String? {
         try await calls.read("cannot read the last record's hash") { db in try MetadataStore.setting(SettingKey.lastRecordHash, db) }
     }
 
-    /// `hash`: of the record's bytes as stored, which the next record names.
+    /// Our record is in the journal: its items' committed base moves to it, and rows
+    /// that did not change since they were read become clean. `hash`: of the record's
+    /// bytes as stored, which the next record names.
     func committed(_ plan: PushPlan, seq: UInt64, record: JournalRecord, hash: String?) async throws(SyncError) {
         let (time, settings, batch, format) = (record.time, record.settings, record.batch, record.format)
         let activity = self.activity

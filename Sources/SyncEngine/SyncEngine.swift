@@ -267,7 +267,11 @@ public actor SyncEngine {
     /// The largest whole-file transfers in flight, with their paths.
     private func fileTransfers() async -> [FileTransfer] {
         let running = transfers.all().sorted { $0.transfer.total > $1.transfer.total }.prefix(20)
-        let paths = (try? await metadata.read { db in try running.map { try ItemRow.path(of: $0.ino, db) } }) ?? []
+        let paths: [String]
+        do { paths = try await metadata.read { db in try running.map { try ItemRow.path(of: $0.ino, db) } } } catch {
+            logger.error("cannot read the paths of transfers in flight: \(error)")
+            return []
+        }
         return zip(running, paths).map { entry, path in
             FileTransfer(path: path, direction: entry.transfer.direction.rawValue, done: entry.transfer.done, total: entry.transfer.total)
         }

@@ -56,7 +56,7 @@ enum Passphrase {
     }
 
     /// Read from the terminal without echo; twice when it is a new one.
-    private static func ask(confirm: Bool) throws -> String {
+    static func ask(confirm: Bool) throws -> String {
         let first = try prompt(confirm ? "New passphrase for the container: " : "Passphrase of the container: ")
         if confirm, try prompt("The same again: ") != first { throw CommandFailure("the two passphrases differ") }
         return first

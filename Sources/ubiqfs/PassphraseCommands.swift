@@ -25,10 +25,7 @@ struct PassphraseCommand: ParsableCommand {
     }
 
     static func new(_ file: String?) throws -> String {
-        if let file { return try Passphrase.read(file) }
-        let first = try Passphrase.prompt("New passphrase: ")
-        guard try Passphrase.prompt("The same again: ") == first else { throw CommandFailure("the two passphrases differ") }
-        return first
+        try file.map(Passphrase.read) ?? Passphrase.ask(confirm: true)
     }
 
     static func send(_ action: String, _ secrets: Secrets, new: String?) throws {

@@ -3,7 +3,8 @@ import Testing
 
 /// An encrypted container on real mounts: the store's folder holds nothing readable, a
 /// wrong or missing passphrase is refused before anything is mounted, a device keeps the
-/// key across remounts, and passphrases change while two devices stay mounted.
+/// key across remounts, passphrases change while two devices stay mounted, and content
+/// the store changed is refused while the rest is served.
 @Suite(.serialized) struct EncryptedMountTests {
     @Test func anEncryptedContainerOnTwoMountsAndItsPassphrases() async throws {
         let fixture = try MountFixture()
@@ -69,6 +70,14 @@ import Testing
             waitfor 'test -e \(c)/after-change.txt'
             cmp \(a)/big.bin \(c)/big.bin
             grep -q from-b \(c)/after-change.txt && grep -q from-b \(b)/after-change.txt
+            # The store changes the large file's blocks: c refuses them (EIO, state error),
+            # and serves everything else.
+            for block in \(container)/blocks/*; do printf 'X' | dd of=$block bs=1 seek=100 conv=notrunc status=none; done
+            setfattr -n user.ubiqfs.evict -v 1 \(c)/big.bin
+            fails cat \(c)/big.bin > /dev/null 2>err.txt
+            grep -q 'Input/output error' err.txt
+            test "$(getfattr --only-values -n user.ubiqfs.state \(c)/big.bin)" = error
+            cmp \(a)/zanzibar-folder/quixotic.txt \(c)/zanzibar-folder/quixotic.txt
             """)
         // On a terminal (a pseudo-terminal here), a new container's passphrase is asked twice.
         try await fixture.sh("""
