@@ -2,8 +2,14 @@
 # Installs the system packages ubiqfs needs to build, mount and test (Debian/Ubuntu), and
 # any further packages named as arguments (Packaging/build-deb.sh and the packaging tests
 # name theirs). The Swift 6 toolchain itself comes from swift.org and must be on PATH.
+# --no-recommends first: install those further packages without their recommendations.
 set -euo pipefail
 
+recommends=()
+if [ "${1:-}" = "--no-recommends" ]; then
+    recommends=(--no-install-recommends)
+    shift
+fi
 packages=(fuse3 libfuse3-dev pkg-config libsqlite3-dev attr sqlite3 git python3 util-linux fiu-utils openssl file "$@")
 missing=()
 for package in "${packages[@]}"; do
@@ -14,7 +20,7 @@ if ((${#missing[@]})); then
     if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
     echo "installing: ${missing[*]}"
     $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${recommends[@]}" "${missing[@]}" >/dev/null
 fi
 
 if ! command -v swift >/dev/null; then

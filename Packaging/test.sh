@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the tests need, builds ubiqfs and runs the whole test suite: unit tests,
 # multi-device sync tests, integration tests that mount real FUSE filesystems, the
-# conformance tests (Tests/Conformance/run.sh: differential test, fio, stress-ng) and the
+# conformance tests (Tests/Conformance/run.sh: differential test, fio, stress-ng), the
+# desktop tests (Tests/Desktop/run.sh: GNOME Files and notifications under Xvfb) and the
 # packaging tests (Tests/Packaging/run.sh: the .deb built, inspected and installed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -65,6 +66,9 @@ failed=$(grep -c '^✘ Test .*) failed after' "$log" || true)
 set +e
 Tests/Conformance/run.sh
 conformance=$?
+# The desktop: GNOME Files' extension and notifications on real mounts, under Xvfb.
+Tests/Desktop/run.sh
+desktop=$?
 # The Debian package: built, inspected, mounted through mount(8), installed into a fresh Debian.
 Tests/Packaging/run.sh
 packaging=$?
@@ -73,5 +77,6 @@ if [ -n "$total" ]; then
     echo "tests: $((total - failed)) passed, $failed failed"
 fi
 if [ "$status" -eq 0 ]; then status=$conformance; fi
+if [ "$status" -eq 0 ]; then status=$desktop; fi
 if [ "$status" -eq 0 ]; then status=$packaging; fi
 exit "$status"

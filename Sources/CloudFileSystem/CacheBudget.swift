@@ -18,6 +18,10 @@ public final class CacheBudget: Sendable {
     private let core: FileSystemCore
     private let logger: Logger
     private let stopped = Mutex(false)
+    private let recentEvictions: (@Sendable ([String]) -> Void)?
+
+    /// Files opened this recently are worth telling about when they are evicted.
+    static let recentUse: Int64 = 3600 * 1_000_000_000
 
     /// Space always left free on the cache disk: 5% of it, at least 1 GiB (less on small disks).
     static func reserve(diskSize: Int64) -> Int64 { min(max(diskSize / 20, 1 << 30), diskSize / 10) }
@@ -29,7 +33,10 @@ public final class CacheBudget: Sendable {
         return Int64(info.f_blocks) * Int64(info.f_frsize) / 4
     }
 
-    public init(core: FileSystemCore, limit: Int64, logger: Logger) {
+    /// `recentEvictions` gets the paths of evicted files opened within the last hour: a
+    /// budget too small for what is in use (the desktop notification).
+    public init(core: FileSystemCore, limit: Int64, logger: Logger, recentEvictions: (@Sendable ([String]) -> Void)? = nil) {
+        self.recentEvictions = recentEvictions
         self.core = core
         self.limit = limit
         self.logger = logger
@@ -103,12 +110,15 @@ public final class CacheBudget: Sendable {
             return 0
         }
         var evicted = 0
+        var recent: [Inode] = []
+        let recently = Timestamp.now() - Self.recentUse
         for candidate in candidates.sorted(by: { $0.lastUse < $1.lastUse }) where usage > target {
             let size = (cache.status(candidate.ino)?.blocks ?? 0) * 512
             do {
                 try core.evictFile(candidate.ino)
                 usage -= size
                 evicted += 1
+                if handles.lastUse(candidate.ino).map({ $0 > recently }) == true { recent.append(candidate.ino) }
             } catch {
                 logger.debug("cache budget: kept inode \(candidate.ino): \(error)")
             }
@@ -116,6 +126,7 @@ public final class CacheBudget: Sendable {
         if evicted > 0 {
             logger.info("cache budget: evicted \(evicted) items; cache now \(usage) of \(budget) bytes")
         }
+        if !recent.isEmpty, let recentEvictions { recentEvictions(recent.map { core.path(of: $0) }) }
         return evicted
     }
 }

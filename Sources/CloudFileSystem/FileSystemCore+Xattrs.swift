@@ -27,30 +27,14 @@ extension FileSystemCore {
     /// The `user.ubiqfs.*` names (docs/XATTRS.md): answered by name, never listed.
     private func statusXattr(_ ino: Inode, _ key: String) throws(FileSystemError) -> [UInt8] {
         let row = try row(ino)
-        let transfer = downloads.transfers.transfer(ino)
         switch key {
         case "user.ubiqfs.control" where ino == Inode.root: return Array(controlSocketPath.utf8)
         case "user.ubiqfs.id": return Array(row.itemID.rawValue.utf8)
         case "user.ubiqfs.version": return Array(String(row.baseSeq).utf8)
         case "user.ubiqfs.pinned": return try read { db in try ItemRow.isPinned(ino, db) } ? [49] : [48]
-        case "user.ubiqfs.state":
-            let state = if let transfer {
-                transfer.direction == .download ? "downloading" : "uploading"
-            } else if downloads.transfers.error(ino) != nil {
-                "error"
-            } else if !row.dirtyFlags.isEmpty {
-                "pending"
-            } else if row.itemKind == .file && row.contentState == .placeholder {
-                "placeholder"
-            } else if row.itemKind == .file && row.contentState == .partial {
-                "partial"
-            } else {
-                "local"
-            }
-            return Array(state.utf8)
+        case "user.ubiqfs.state": return Array(state(of: row).utf8)
         case "user.ubiqfs.progress":
-            let percent = transfer?.percent ?? contentPercent(row)
-            return Array(String(percent).utf8)
+            return Array(String(progress(of: row)).utf8)
         case "user.ubiqfs.error":
             guard let error = downloads.transfers.error(ino) else { throw FileSystemError(.noAttribute) }
             return Array(error.utf8)
@@ -66,6 +50,24 @@ extension FileSystemCore {
             return copies.map(\.bytes).sorted { $0.lexicographicallyPrecedes($1) }.joined(separator: [10]).map { $0 }
         default: throw FileSystemError(.noAttribute)
         }
+    }
+
+    /// The word of `user.ubiqfs.state`: the first of downloading/uploading, error,
+    /// pending, placeholder, partial, local that applies.
+    func state(of row: ItemRow) -> String {
+        if let transfer = downloads.transfers.transfer(row.inode) {
+            return transfer.direction == .download ? "downloading" : "uploading"
+        }
+        if downloads.transfers.error(row.inode) != nil { return "error" }
+        if !row.dirtyFlags.isEmpty { return "pending" }
+        if row.itemKind == .file && row.contentState == .placeholder { return "placeholder" }
+        if row.itemKind == .file && row.contentState == .partial { return "partial" }
+        return "local"
+    }
+
+    /// `user.ubiqfs.progress`: the transfer's percent, or how much of the content is here.
+    func progress(of row: ItemRow) -> Int {
+        downloads.transfers.transfer(row.inode)?.percent ?? contentPercent(row)
     }
 
     /// How much of the item's content is here, when no transfer of it runs.

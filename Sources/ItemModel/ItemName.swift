@@ -42,6 +42,21 @@ public enum ItemName {
         return prefix.elementsEqual(stem) || (candidate.bytes.count >= maxLength - 4 && stem.starts(with: prefix))
     }
 
+    /// The names `candidate` may be a conflict copy of: the part before its conflict marker
+    /// with each extension it may have kept. Callers confirm with `isConflictCopy`; a copy
+    /// whose stem was shortened (255 bytes) is not found this way.
+    public static func conflictOriginals(of candidate: ByteString) -> [ByteString] {
+        let bytes = candidate.bytes
+        guard let marker = lastRange(of: conflictMarker, in: bytes), marker > 0 else { return [] }
+        let prefix = Array(bytes[..<marker])
+        var names = [ByteString(prefix)]
+        let tailStart = max(marker + conflictMarker.count, bytes.count - 16)
+        for index in tailStart..<bytes.count where bytes[index] == 46 {
+            names.append(ByteString(prefix + bytes[index...]))
+        }
+        return names
+    }
+
     private static func lastRange(of needle: [UInt8], in bytes: [UInt8]) -> Int? {
         guard bytes.count >= needle.count else { return nil }
         var index = bytes.count - needle.count

@@ -17,6 +17,8 @@ public actor SyncEngine {
     public nonisolated let store: any ContainerStore
     public nonisolated let device: DeviceIdentity
     public nonisolated let info: ContainerInfo
+    /// Whether the store answered lately (false after a failed cycle or download).
+    public nonisolated var storeIsOnline: Bool { reachability.isOnline }
     /// Change events for the watch API, from this engine and from the filesystem.
     public nonisolated let feed: ChangeFeed
     /// Downloads of placeholders (the engine prefetches pinned items through it).

@@ -70,6 +70,12 @@ struct ControlHandler {
             }
         case "versions", "restore":
             try await versions(request, into: &response)
+        case "states":
+            do throws(FileSystemError) {
+                response.states = try core.childStates(core.resolve(request.path ?? "/"), names: request.names)
+            } catch {
+                throw ControlFailure(error.message)
+            }
         case "trash", "trash-restore":
             try trash(request, into: &response)
         case "retention":

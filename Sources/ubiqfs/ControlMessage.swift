@@ -1,3 +1,4 @@
+import CloudFileSystem
 import FileCoordinator
 import Inodes
 import SyncEngine
@@ -7,7 +8,7 @@ import SyncEngine
 struct ControlRequest: Codable {
     var command: String
     var wait: Bool?
-    /// A path inside the mount ("/docs"), for `watch`, `versions` and `restore`.
+    /// A path inside the mount ("/docs"), for `watch`, `states`, `versions` and `restore`.
     var path: String?
     /// For `restore`: the journal sequence number of the version to bring back; for
     /// `trash-restore`, of the delete (nil: the newest at the path).
@@ -26,6 +27,8 @@ struct ControlRequest: Codable {
     var action: String?
     var passphrase: String?
     var newPassphrase: String?
+    /// For `states`: only these items of the folder (nil: all of them).
+    var names: [String]?
 
     init(
         command: String, wait: Bool? = nil, path: String? = nil, version: UInt64? = nil, faults: String? = nil, readOnly: Bool? = nil,
@@ -65,6 +68,8 @@ struct ControlResponse: Codable {
     var collection: CollectionReport?
     /// Where a restored item is now.
     var path: String?
+    /// For `states`: the folder's items, for file managers' emblems.
+    var states: [ItemStateSummary]?
 }
 
 /// One entry of the shared trash, for `ubiqfs trash`.

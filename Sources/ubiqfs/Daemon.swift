@@ -58,6 +58,7 @@ final class Daemon {
             }
             mount.control.stop()
             mount.budget.stop()
+            mount.desktop?.stop()
             // Unmounted first, so no program waits on a mount nobody serves during the last push.
             mount.session.unmount()
             mount.notifier.stop()
@@ -101,6 +102,7 @@ final class Daemon {
         var handles: HandleTable
         var control: ControlServer
         var budget: CacheBudget
+        var desktop: DesktopNotifier?
         var lock: Int32
     }
 
@@ -147,7 +149,10 @@ final class Daemon {
         }
         let (sync, core, coordinator) = (stack.sync, stack.core, stack.coordinator)
         let limit = options.cacheSize.flatMap(ByteSize.parse) ?? CacheBudget.defaultLimit(cacheDirectory: stack.cache.directory)
-        let budget = CacheBudget(core: core, limit: limit, logger: logger)
+        let environment = ProcessInfo.processInfo.environment
+        let desktop = options.noNotify ? nil : DesktopNotifier(settings: .init(environment: environment), environment: environment, logger: logger)
+        let recentEvictions: (@Sendable ([String]) -> Void)? = if let desktop { { desktop.evictedRecentlyUsed($0) } } else { nil }
+        let budget = CacheBudget(core: core, limit: limit, logger: logger, recentEvictions: recentEvictions)
         // The tree first, so a new device shows every item as soon as the mount is there;
         // what is pending from the last run is pushed once the mount is up, however large.
         Task { await sync.start() }
@@ -181,7 +186,10 @@ final class Daemon {
         }
         control.start()
         budget.start()
-        return Mounted(session: session, sync: sync, notifier: stack.notifier, handles: stack.handles, control: control, budget: budget, lock: lock)
+        desktop?.start(feed: sync.feed) { sync.storeIsOnline }
+        return Mounted(
+            session: session, sync: sync, notifier: stack.notifier, handles: stack.handles, control: control, budget: budget, desktop: desktop, lock: lock
+        )
     }
 
     /// Lets the control server end the loop without keeping the session alive.

@@ -20,6 +20,7 @@ enum FuseMountConvention {
     ]
     static let flagOptions: [String: String] = [
         "allow_other": "--allow-other", "allow-other": "--allow-other", "noexec": "--noexec", "ro": "--read-only",
+        "no-notify": "--no-notify", "no_notify": "--no-notify",
     ]
 
     /// Generic mount options with nothing to do here: ubiqfs always mounts nodev,nosuid
@@ -82,7 +83,7 @@ enum FuseMountConvention {
             } else if ignoredOptions.contains(key) || key.hasPrefix("x-") || key == "comment" {
                 continue
             } else {
-                let known = Set(valueOptions.keys.filter { !$0.contains("_") }.map { $0 + "=" }).union(["allow_other", "noexec", "ro"]).sorted()
+                let known = Set(valueOptions.keys.filter { !$0.contains("_") }.map { $0 + "=" }).union(["allow_other", "noexec", "ro", "no-notify"]).sorted()
                 throw CommandFailure("unknown mount option '\(option)' (ubiqfs takes \(known.joined(separator: ", ")))")
             }
         }

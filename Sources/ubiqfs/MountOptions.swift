@@ -36,6 +36,9 @@ struct MountOptions: ParsableArguments {
     @Flag(help: "Forbid running programs from the mount (the mount option noexec).")
     var noexec = false
 
+    @Flag(help: "Send no desktop notifications (a conflict copy made, the store unreachable for 5 minutes, files used lately evicted by the cache budget).")
+    var noNotify = false
+
     @Flag(help: "Mount read-only (the mount option ro): other devices' changes still arrive; nothing here is written or pushed.")
     var readOnly = false
 
@@ -122,6 +125,7 @@ struct MountOptions: ParsableArguments {
         options.allowOther = try allowOther || profile.bool("allow-other") ?? false
         options.noexec = try noexec || profile.bool("noexec") ?? false
         options.readOnly = try readOnly || profile.bool("read-only") ?? false
+        options.noNotify = try noNotify || profile.bool("no-notify") ?? false
         return options
     }
 
@@ -142,6 +146,7 @@ struct MountOptions: ParsableArguments {
         if allowOther { arguments.append("--allow-other") }
         if noexec { arguments.append("--noexec") }
         if readOnly { arguments.append("--read-only") }
+        if noNotify { arguments.append("--no-notify") }
         if foreground { arguments.append("--foreground") }
         if let readyFd { arguments.append("--ready-fd=\(readyFd)") }
         if let pollInterval { arguments.append("--poll-interval=\(pollInterval)") }

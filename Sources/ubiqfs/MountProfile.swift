@@ -13,7 +13,7 @@ struct MountProfile: Equatable {
     /// The keys a section may hold; anything else is a mistake worth reporting.
     static let keys: Set<String> = [
         "mountpoint", "store", "container", "state-dir", "device", "cache-size", "keep-versions", "allow-other", "noexec", "read-only",
-        "log-level", "transfers", "bwlimit", "passphrase-file",
+        "log-level", "transfers", "bwlimit", "passphrase-file", "no-notify",
     ]
 
     let name: String

@@ -1,0 +1,128 @@
+"""What the context menu does: each action is the xattr or control request the
+command line uses (docs/XATTRS.md, docs/ARCHITECTURE.md), so a menu and
+`ubiqfs pin` behave the same. Errors come back as `ActionError` with a sentence."""
+
+import errno
+import os
+
+from . import control
+from .mounts import MountTable
+
+
+class ActionError(Exception):
+    pass
+
+
+_mounts = MountTable()
+
+
+def locate(path, mounts=None):
+    """(mountpoint, path inside the mount) or ActionError."""
+    found = (mounts or _mounts).locate(os.path.abspath(path))
+    if found is None:
+        raise ActionError(f"{path} is not inside a ubiqfs mount")
+    return found
+
+
+def _setxattr(path, name, value, what):
+    try:
+        os.setxattr(path, name, value)
+    except OSError as error:
+        reasons = {
+            errno.EPERM: "it is kept on this device (stop keeping it first)" if name.endswith("evict") else "not permitted",
+            errno.EBUSY: "it has changes not uploaded yet, or is open for writing",
+            errno.EACCES: "you cannot write to it",
+        }
+        raise ActionError(f"cannot {what} {os.path.basename(path)}: {reasons.get(error.errno, error.strerror)}") from error
+
+
+def keep(path):
+    """Always keep on this device: pin (a folder passes it on); downloads what is missing."""
+    _setxattr(path, "user.ubiqfs.pinned", b"1", "keep")
+
+
+def stop_keeping(path):
+    """Stop keeping: the item inherits again; its content stays until space is needed."""
+    try:
+        os.removexattr(path, "user.ubiqfs.pinned")
+    except OSError as error:
+        raise ActionError(f"cannot stop keeping {os.path.basename(path)}: {error.strerror}") from error
+
+
+def free_up_space(path):
+    """Drops the local content of a file, or of every file under a folder."""
+    _setxattr(path, "user.ubiqfs.evict", b"1", "free up space of")
+
+
+def download(path):
+    """Fetches every block not here yet, in the background."""
+    _setxattr(path, "user.ubiqfs.download", b"1", "download")
+
+
+def is_pinned(path):
+    try:
+        return os.getxattr(path, "user.ubiqfs.pinned") == b"1"
+    except OSError:
+        return False
+
+
+def conflicts(path):
+    """The full paths of the item's conflict copies, sorted."""
+    try:
+        value = os.getxattr(path, "user.ubiqfs.conflicts")
+    except OSError as error:
+        if error.errno == errno.ENODATA:
+            return []
+        raise ActionError(f"cannot read the conflicts of {os.path.basename(path)}: {error.strerror}") from error
+    folder = os.path.dirname(path)
+    return [os.path.join(folder, os.fsdecode(name)) for name in value.split(b"\n") if name]
+
+
+def _call(where, command, timeout=30.0, **fields):
+    """Sends `command` to the daemon of the mount `where` is in."""
+    mountpoint, inside = locate(where)
+    try:
+        return control.request(mountpoint, command, timeout=timeout, **fields), mountpoint, inside
+    except control.ControlError as error:
+        raise ActionError(str(error)) from error
+
+
+def versions(path):
+    """Newest first: dicts with version, device, time, size, current."""
+    reply, _, _ = _call(path, "versions", path=locate(path)[1])
+    return reply.get("versions") or []
+
+
+def restore(path, version):
+    """Makes version `version` the file's content again (a new version, history kept)."""
+    _call(path, "restore", path=locate(path)[1], version=int(version))
+
+
+def sync_now(path):
+    _call(path, "sync")
+
+
+def pause(path):
+    _call(path, "pause")
+
+
+def resume(path):
+    _call(path, "resume")
+
+
+def status(path, timeout=30.0):
+    reply, _, _ = _call(path, "status", timeout=timeout)
+    return reply.get("status") or {}
+
+
+def trash(path):
+    """The shared trash: dicts with path, kind, deleted, device, seq, size, items."""
+    reply, _, _ = _call(path, "trash")
+    return reply.get("trash") or []
+
+
+def restore_from_trash(path, inside, seq):
+    """Brings back `inside` (a path in the mount) as deleted in record `seq`; returns
+    where it is now, as a full path."""
+    reply, mountpoint, _ = _call(path, "trash-restore", path=inside, version=int(seq))
+    return mountpoint.rstrip("/") + (reply.get("path") or inside)

@@ -1,0 +1,89 @@
+"""The extension's state mapping, mount table and dialog rows, without a display or a mount."""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "Sources", "Desktop"))
+
+from ubiqfs_desktop import dialogs, emblems  # noqa: E402
+from ubiqfs_desktop.mounts import parse_mountinfo  # noqa: E402
+
+
+def summary(state, pinned=False, conflicts=False, copy=False, progress=0):
+    return {"state": state, "pinned": pinned, "conflicts": conflicts, "conflictCopy": copy, "progress": progress}
+
+
+class EmblemTests(unittest.TestCase):
+    def test_each_file_state_has_its_emblem(self):
+        expected = {
+            "placeholder": emblems.CLOUD, "partial": emblems.PARTIAL, "local": emblems.LOCAL,
+            "downloading": emblems.DOWNLOADING, "uploading": emblems.UPLOADING, "pending": emblems.PENDING,
+            "error": emblems.ERROR,
+        }
+        for state, emblem in expected.items():
+            self.assertEqual(emblems.emblems(summary(state)), [emblem], state)
+
+    def test_pinned_shows_only_once_the_content_is_here(self):
+        self.assertEqual(emblems.emblems(summary("local", pinned=True)), [emblems.PINNED])
+        # A pinned placeholder is waiting for its download: that is what it shows.
+        self.assertEqual(emblems.emblems(summary("placeholder", pinned=True)), [emblems.CLOUD])
+        self.assertEqual(emblems.emblems(summary("downloading", pinned=True)), [emblems.DOWNLOADING])
+
+    def test_conflicts_add_their_emblem_to_both_sides(self):
+        self.assertEqual(emblems.emblems(summary("placeholder", conflicts=True)), [emblems.CLOUD, emblems.CONFLICT])
+        self.assertEqual(emblems.emblems(summary("local", copy=True)), [emblems.LOCAL, emblems.CONFLICT])
+
+    def test_folders_show_only_what_needs_a_look(self):
+        self.assertEqual(emblems.emblems(summary("local"), is_folder=True), [])
+        self.assertEqual(emblems.emblems(summary("local", pinned=True), is_folder=True), [emblems.PINNED])
+        self.assertEqual(emblems.emblems(summary("pending"), is_folder=True), [emblems.PENDING])
+        self.assertEqual(emblems.emblems(summary("error"), is_folder=True), [emblems.ERROR])
+
+    def test_every_emblem_has_an_icon(self):
+        icons = os.path.join(os.path.dirname(__file__), "..", "..", "Sources", "Desktop", "icons")
+        for emblem in emblems.ALL:
+            self.assertTrue(os.path.exists(os.path.join(icons, emblem + ".svg")), emblem)
+
+    def test_descriptions(self):
+        self.assertEqual(emblems.describe(summary("partial", progress=40)), "Partly on this device (40%)")
+        self.assertEqual(emblems.describe(summary("local", pinned=True, conflicts=True)),
+                         "On this device, always kept on this device; has conflict copies")
+
+
+class MountTableTests(unittest.TestCase):
+    def test_only_ubiqfs_mounts_with_escaped_names(self):
+        text = "\n".join([
+            "36 25 0:32 / /home/me/My\\040Cloud rw,nosuid,nodev shared:1 - fuse.ubiqfs ubiqfs:default rw,user_id=0",
+            "37 25 0:33 / /mnt/plain rw - fuse ubiqfs:work rw",
+            "38 25 0:34 / /mnt/other rw - fuse.sshfs host:/ rw",
+            "39 25 0:35 / /home/me/My\\040Cloud/inner rw - fuse.ubiqfs ubiqfs:inner rw",
+            "garbage line",
+        ])
+        self.assertEqual(parse_mountinfo(text), ["/home/me/My Cloud/inner", "/home/me/My Cloud", "/mnt/plain"])
+
+
+class DialogRowTests(unittest.TestCase):
+    def test_versions_newest_first_with_the_current_one_not_restorable(self):
+        rows = dialogs.version_rows([
+            {"version": 9, "device": "laptop", "time": 1767225600, "size": 2048, "current": True},
+            {"version": 4, "device": "desk", "time": 1767139200, "size": 10, "current": False},
+        ])
+        self.assertIn("laptop", rows[0][0])
+        self.assertIn("(current)", rows[0][0])
+        self.assertIsNone(rows[0][1])
+        self.assertEqual(rows[1][1], 4)
+        self.assertIn("10 bytes", rows[1][0])
+        self.assertIn("2.0 KiB", rows[0][0])
+
+    def test_trash_rows_name_what_to_restore(self):
+        rows = dialogs.trash_rows([
+            {"path": "/old", "kind": "directory", "deleted": 100, "device": "a", "seq": 3, "size": 5, "items": 2},
+            {"path": "/new.txt", "kind": "file", "deleted": 200, "device": "b", "seq": 7, "size": 1, "items": 1},
+        ])
+        self.assertEqual([value for _, value in rows], [("/new.txt", 7), ("/old", 3)])
+        self.assertIn("folder", rows[1][0])
+
+
+if __name__ == "__main__":
+    unittest.main()
