@@ -2,9 +2,11 @@
 # Builds a release binary and the Debian package OUTDIR/ubiqfs_VERSION_ARCH.deb with
 # dpkg-deb: /usr/bin/ubiqfs (the Swift runtime linked in statically, so the package needs
 # no Swift toolchain), the man page ubiqfs.1 generated from the command's own help, bash,
-# zsh and fish completions, the systemd user unit ubiqfs@.service and the docs. Depends
-# are what the binary really links (dpkg-shlibdeps), plus fuse3 for fusermount3 and
-# mount.fuse3. Usage: Packaging/build-deb.sh OUTDIR
+# zsh and fish completions, the systemd user unit ubiqfs@.service, the desktop
+# integration (GNOME Files extension, emblems, Dolphin menu: Packaging/install-desktop.sh)
+# and the docs. Depends are what the binary really links (dpkg-shlibdeps), plus fuse3 for
+# fusermount3 and mount.fuse3; Recommends what the desktop integration uses (nautilus-python,
+# GTK 4 for its dialogs, notify-send). Usage: Packaging/build-deb.sh OUTDIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:?usage: Packaging/build-deb.sh OUTDIR}"
@@ -42,7 +44,8 @@ gzip -9n < "$stage/ubiqfs.1" > "$root/usr/share/man/man1/ubiqfs.1.gz"
 "$root/usr/bin/ubiqfs" --generate-completion-script zsh > "$root/usr/share/zsh/vendor-completions/_ubiqfs"
 "$root/usr/bin/ubiqfs" --generate-completion-script fish > "$root/usr/share/fish/vendor_completions.d/ubiqfs.fish"
 install -m 0644 Packaging/systemd/ubiqfs@.service "$root/usr/lib/systemd/user/ubiqfs@.service"
-for doc in README.md docs/INSTALL.md docs/SEMANTICS.md docs/XATTRS.md docs/S3.md docs/WATCH.md docs/CONTAINER-FORMAT.md docs/ARCHITECTURE.md; do
+Packaging/install-desktop.sh "$root"
+for doc in README.md docs/INSTALL.md docs/SEMANTICS.md docs/XATTRS.md docs/S3.md docs/WATCH.md docs/DESKTOP.md docs/CONTAINER-FORMAT.md docs/ARCHITECTURE.md; do
     install -m 0644 "$doc" "$root/usr/share/doc/ubiqfs/$(basename "$doc")"
 done
 cat > "$root/usr/share/doc/ubiqfs/copyright" <<'COPYRIGHT'
@@ -75,6 +78,7 @@ Architecture: $arch
 Maintainer: ubiqfs developers <ubiqfs@localhost>
 Installed-Size: $size
 Depends: fuse3, $shlibs
+Recommends: python3-nautilus, python3-gi, gir1.2-gtk-4.0, libnotify-bin
 Section: utils
 Priority: optional
 Description: cloud container mounted as an ordinary folder (FUSE)

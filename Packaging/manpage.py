@@ -111,6 +111,9 @@ The default store, a local folder.
 \fBXDG_CONFIG_HOME\fR, \fBXDG_STATE_HOME\fR and \fBXDG_DATA_HOME\fR move the defaults above.
 \fBUBIQFS_PASSPHRASE_FILE\fR names a file whose first line is the passphrase of an encrypted
 container (also the systemd credential \fBubiqfs-passphrase\fR).
+\fBDBUS_SESSION_BUS_ADDRESS\fR (or \fBXDG_RUNTIME_DIR\fR/bus) is the desktop session the daemon
+sends its notifications to, with \fBnotify\-send\fR; \fBUBIQFS_NOTIFY_UNREACHABLE_AFTER\fR (seconds,
+default 300) is how long the store must stay unreachable before it is told.
 .SH EXIT STATUS
 0 on success; non-zero when a command failed (one line on standard error says why: 1 for
 most failures, 64 for wrong arguments), or when \fBubiqfs doctor\fR found a problem (1).
@@ -126,7 +129,7 @@ ubiqfs unmount ~/Cloud
 .SH SEE ALSO
 \fBmount.fuse3\fR(8), \fBfusermount3\fR(1), \fBgetfattr\fR(1), \fBsetfattr\fR(1),
 \fBsystemd.mount\fR(5). The documentation in /usr/share/doc/ubiqfs: INSTALL.md, SEMANTICS.md,
-XATTRS.md, S3.md, WATCH.md, CONTAINER\-FORMAT.md.
+XATTRS.md, S3.md, WATCH.md, DESKTOP.md, CONTAINER\-FORMAT.md.
 """
 
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs what ubiqfs needs, builds it, and mounts the default container on MOUNTPOINT
-# (default ~/Cloud), backed by the default local store ~/.local/share/ubiqfs/store.
+# Installs what ubiqfs needs, builds it, installs the command in /usr/local/bin (and the
+# desktop integration in /usr/local/share: docs/DESKTOP.md), and mounts the default
+# container on MOUNTPOINT (default ~/Cloud), backed by the default local store
+# ~/.local/share/ubiqfs/store.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,15 +10,20 @@ mountpoint="${1:-$HOME/Cloud}"
 Packaging/install-deps.sh
 swift build -c release --product ubiqfs
 bin="$(swift build -c release --show-bin-path)/ubiqfs"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+$sudo install -m 0755 "$bin" /usr/local/bin/ubiqfs
+$sudo Packaging/install-desktop.sh / /usr/local
 mkdir -p "$mountpoint"
-"$bin" mount "$mountpoint"
+/usr/local/bin/ubiqfs mount "$mountpoint"
 
 cat <<TRY
-ubiqfs is mounted on $mountpoint ($bin). Things to try:
+ubiqfs is mounted on $mountpoint (/usr/local/bin/ubiqfs). Things to try:
   cp -r /usr/share/doc/git $mountpoint/ && ls -l $mountpoint
-  $bin status $mountpoint            # online/paused, pending uploads, cache use
-  $bin sync $mountpoint --wait       # push now; returns when nothing is pending
+  ubiqfs status $mountpoint            # online/paused, pending uploads, cache use
+  ubiqfs sync $mountpoint --wait       # push now; returns when nothing is pending
   getfattr -n user.ubiqfs.state $mountpoint/git/copyright
-  $bin mount /tmp/second --state-dir /tmp/second-state   # a second device on the same store
-  $bin unmount $mountpoint
+  ubiqfs mount /tmp/second --state-dir /tmp/second-state   # a second device on the same store
+  ubiqfs unmount $mountpoint
+GNOME Files shows each item's state once restarted (nautilus -q), with python3-nautilus installed.
 TRY

@@ -8,7 +8,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 
 Packaging/install-deps.sh --no-recommends nautilus python3-nautilus python3-gi gir1.2-gtk-4.0 xvfb dbus dunst \
-    libnotify-bin imagemagick gtk-update-icon-cache adwaita-icon-theme
+    libnotify-bin imagemagick gtk-update-icon-cache adwaita-icon-theme x11-utils
 
 cleanup() {
     awk '$3 == "fuse.ubiqfs" && $2 ~ /^\/tmp\/ubiqfs-test-desktop-/ {print $2}' /proc/mounts | while read -r m; do

@@ -82,6 +82,11 @@ class Session:
         log = open(log_path, "w")
         return self._start(["nautilus", "--new-window", folder], log)
 
+    def window_titles(self):
+        """The titles of the display's top-level windows (there is no window manager)."""
+        tree = subprocess.run(["xwininfo", "-root", "-children"], capture_output=True, text=True, env=self.env).stdout
+        return [line.split('"')[1] for line in tree.splitlines() if line.count('"') >= 2]
+
     def screenshot(self, path):
         subprocess.run(["import", "-display", self.display, "-window", "root", path], check=True, env=self.env)
 

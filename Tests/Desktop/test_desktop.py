@@ -79,6 +79,52 @@ class FilesTests(unittest.TestCase):
         self.assertEqual(sum(counts.values()), 0, f"emblem colours without the extension in {shot}: {counts}")
 
 
+class DialogTests(unittest.TestCase):
+    """The windows the menu opens, on a real mount under Xvfb: each shows what it lists."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.devices, cls.names = fixture.devices_with_states()
+        os.makedirs(ARTEFACTS, exist_ok=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.devices.close()
+
+    def open(self, kind, path, title):
+        desktop = session.Session()
+        self.addCleanup(desktop.close)
+        dialog = os.path.join(fixture.ROOT, "Sources", "Desktop", "ubiqfs-dialog")
+        log = os.path.join(ARTEFACTS, f"dialog-{kind}.log")
+        process = desktop._start(["/usr/bin/python3", dialog, kind, path], open(log, "w"))
+        self.devices.wait(lambda: title in desktop.window_titles(), timeout=30, what=f"the window {title!r}")
+        time.sleep(1)
+        desktop.screenshot(os.path.join(ARTEFACTS, f"dialog-{kind}.png"))
+        self.assertIsNone(process.poll(), f"ubiqfs-dialog {kind} ended; see {log}")
+        with open(log) as f:
+            self.assertNotIn("Traceback", f.read())
+
+    def test_versions(self):
+        b = self.devices.b
+        for content in (b"one\n" * 400, b"two\n" * 400):
+            with open(b.file("notes.txt"), "wb") as f:
+                f.write(content)
+            b.sync()
+        self.open("versions", b.file("notes.txt"), "Versions of notes.txt")
+
+    def test_conflicts(self):
+        self.open("conflicts", self.devices.b.file(self.names["conflict"]), "Conflicts of report.txt")
+
+    def test_trash(self):
+        b = self.devices.b
+        with open(b.file("old.txt"), "w") as f:
+            f.write("old\n" * 400)
+        b.sync()
+        os.unlink(b.file("old.txt"))
+        b.sync()
+        self.open("trash", b.path, "ubiqfs trash")
+
+
 class NotificationTests(unittest.TestCase):
     def setUp(self):
         self.desktop = session.Session()

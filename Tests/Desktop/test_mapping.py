@@ -62,6 +62,20 @@ class MountTableTests(unittest.TestCase):
         ])
         self.assertEqual(parse_mountinfo(text), ["/home/me/My Cloud/inner", "/home/me/My Cloud", "/mnt/plain"])
 
+    def test_locate_inside_mounts_only(self):
+        import tempfile
+        from ubiqfs_desktop.mounts import MountTable
+        with tempfile.NamedTemporaryFile("w", suffix=".mountinfo") as f:
+            f.write("36 25 0:32 / /home/me/Cloud rw - fuse.ubiqfs ubiqfs:default rw\n")
+            f.flush()
+            table = MountTable(path=f.name)
+            self.assertEqual(table.locate("/home/me/Cloud"), ("/home/me/Cloud", "/"))
+            self.assertEqual(table.locate("/home/me/Cloud/"), ("/home/me/Cloud", "/"))
+            self.assertEqual(table.locate("/home/me/Cloud/a/b"), ("/home/me/Cloud", "/a/b"))
+            self.assertEqual(table.locate("/home/me/Cloud/./a//b"), ("/home/me/Cloud", "/a/b"))
+            self.assertIsNone(table.locate("/home/me/Cloudy/x"))
+            self.assertIsNone(table.locate("/home/me"))
+
 
 class DialogRowTests(unittest.TestCase):
     def test_versions_newest_first_with_the_current_one_not_restorable(self):
@@ -87,3 +101,23 @@ class DialogRowTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class DolphinMenuTests(unittest.TestCase):
+    def test_each_action_runs_a_real_command(self):
+        import configparser
+        import subprocess
+        import fixture
+        menu = configparser.ConfigParser(interpolation=None)
+        menu.optionxform = str
+        menu.read(os.path.join(fixture.ROOT, "Sources", "Desktop", "dolphin", "ubiqfs.desktop"))
+        actions = [a for a in menu["Desktop Entry"]["Actions"].split(";") if a]
+        self.assertEqual(len(actions), 5)
+        for action in actions:
+            command = menu[f"Desktop Action {action}"]["Exec"].split()
+            if command[0] == "ubiqfs":
+                help = subprocess.run([fixture.BINARY, command[1], "--help"], capture_output=True, text=True)
+                self.assertEqual(help.returncode, 0, command)
+            else:
+                self.assertEqual(command[0], "/usr/share/ubiqfs/desktop/ubiqfs-dialog")
+                self.assertIn(command[1], ("versions", "conflicts", "trash"))

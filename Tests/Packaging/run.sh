@@ -45,13 +45,17 @@ for dep in fuse3 libfuse3-3 libsqlite3-0 libc6; do
     grep -qE "(^|, )$dep( |,|$)" <<<"$depends" || fail "Depends lacks $dep: $depends"
 done
 grep -qi swift <<<"$depends" && fail "Depends names a Swift package: $depends"
+dpkg-deb -f "$deb" Recommends | grep -q python3-nautilus || fail "Recommends lacks python3-nautilus"
 
 step "contents"
 dpkg-deb -c "$deb" | awk '{print $6}' > "$work/contents"
 for path in ./usr/bin/ubiqfs ./usr/share/man/man1/ubiqfs.1.gz ./usr/share/bash-completion/completions/ubiqfs \
     ./usr/share/zsh/vendor-completions/_ubiqfs ./usr/share/fish/vendor_completions.d/ubiqfs.fish \
     ./usr/lib/systemd/user/ubiqfs@.service ./usr/share/doc/ubiqfs/copyright ./usr/share/doc/ubiqfs/INSTALL.md \
-    ./usr/share/doc/ubiqfs/README.md ./usr/share/doc/ubiqfs/SEMANTICS.md; do
+    ./usr/share/doc/ubiqfs/README.md ./usr/share/doc/ubiqfs/SEMANTICS.md ./usr/share/doc/ubiqfs/DESKTOP.md \
+    ./usr/share/nautilus-python/extensions/ubiqfs-nautilus.py ./usr/share/ubiqfs/desktop/ubiqfs_desktop/states.py \
+    ./usr/share/ubiqfs/desktop/ubiqfs-dialog ./usr/share/icons/hicolor/scalable/emblems/emblem-ubiqfs-cloud.svg \
+    ./usr/share/kio/servicemenus/ubiqfs.desktop; do
     grep -qx "$path" "$work/contents" || fail "missing $path"
 done
 dpkg-deb -c "$deb" | awk '$2 != "root/root" {bad=1} END {exit bad}' || fail "files not owned by root"
@@ -118,7 +122,7 @@ mount --bind /dev "$chroot_dir/dev"
 chroot "$chroot_dir" bash -euo pipefail -c "
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq /tmp/$(basename "$deb") >/dev/null
+    apt-get install -y -qq --no-install-recommends /tmp/$(basename "$deb") >/dev/null
     ubiqfs --version
     mkdir -p /tmp/m
     ubiqfs doctor /tmp/m --store /tmp/store --state-dir /tmp/state | tail -1

@@ -84,12 +84,15 @@ def run(kind, path):
         values = []
 
         def fill(rows, empty):
+            """Lists `rows`, the first that can be acted on selected; `empty` if none."""
             values.clear()
             while (child := listing.get_first_child()) is not None:
                 listing.remove(child)
             for text, value in rows:
                 listing.append(Gtk.Label(label=text, xalign=0, margin_top=4, margin_bottom=4))
                 values.append(value)
+            first = next((i for i, value in enumerate(values) if value is not None), None)
+            listing.select_row(listing.get_row_at_index(first) if first is not None else None)
             if not rows:
                 message.set_text(empty)
 
@@ -118,7 +121,9 @@ def run(kind, path):
 
             def restore():
                 version = selected()
-                if version is not None and attempt(lambda: actions.restore(path, version)):
+                if version is None:
+                    message.set_text("Choose an earlier version: the selected one is the current one.")
+                elif attempt(lambda: actions.restore(path, version)):
                     attempt(lambda: fill(version_rows(actions.versions(path)), ""))
                     message.set_text(f"Restored; {name} has that content again.")
             button("Restore", restore)
@@ -136,13 +141,10 @@ def run(kind, path):
 
             def restore():
                 chosen = selected()
-                if chosen is not None and attempt(lambda: message.set_text(
-                        "Restored as " + actions.restore_from_trash(path, chosen[0], chosen[1]))):
-                    rows = []
-                    attempt(lambda: rows.extend(trash_rows(actions.trash(path))))
-                    text = message.get_text()
-                    fill(rows, "")
-                    message.set_text(text)
+                where = []
+                if chosen is not None and attempt(lambda: where.append(actions.restore_from_trash(path, *chosen))):
+                    attempt(lambda: fill(trash_rows(actions.trash(path)), ""))
+                    message.set_text(f"Restored as {where[0]}")
             button("Restore", restore)
         button("Close", window.close)
         window.present()

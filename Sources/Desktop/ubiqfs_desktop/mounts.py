@@ -44,28 +44,35 @@ class MountTable:
         self._ttl = ttl
         self._path = path
         self._lock = threading.Lock()
-        self._points = []
+        self._points = ()
         self._read_at = -1e9
 
     def mountpoints(self):
-        with self._lock:
-            now = time.monotonic()
-            if now - self._read_at > self._ttl:
-                try:
-                    with open(self._path, encoding="utf-8", errors="surrogateescape") as f:
-                        self._points = parse_mountinfo(f.read())
-                except OSError:
-                    self._points = []
-                self._read_at = now
-            return list(self._points)
+        """Longest first. Read without the lock while fresh: a view asks for every item."""
+        if time.monotonic() - self._read_at > self._ttl:
+            with self._lock:
+                now = time.monotonic()
+                if now - self._read_at > self._ttl:
+                    try:
+                        with open(self._path, encoding="utf-8", errors="surrogateescape") as f:
+                            self._points = tuple(parse_mountinfo(f.read()))
+                    except OSError:
+                        self._points = ()
+                    self._read_at = now
+        return self._points
 
     def locate(self, path):
         """(mountpoint, path inside the mount starting with "/") or None."""
-        path = os.path.normpath(path)
-        for point in self.mountpoints():
-            if path == point:
-                return point, "/"
-            prefix = point.rstrip("/") + "/"
-            if path.startswith(prefix):
-                return point, "/" + path[len(prefix):]
+        points = self.mountpoints()
+        if not points:
+            return None
+        if "/." in path or "//" in path or (path.endswith("/") and path != "/"):
+            path = os.path.normpath(path)
+        for point in points:
+            if path.startswith(point):
+                rest = path[len(point):]
+                if not rest:
+                    return point, "/"
+                if rest[0] == "/" or point == "/":
+                    return point, rest if rest[0] == "/" else "/" + rest
         return None

@@ -67,9 +67,13 @@ class StateCache:
             callback(None)
             return None
         mountpoint, folder, name = where
-        self._ensure_watch(mountpoint)
+        if self._watching.get(mountpoint, 0) <= 0:
+            self._ensure_watch(mountpoint)
+        key = (mountpoint, folder)
         with self._lock:
-            entry = self._folders.setdefault((mountpoint, folder), _Folder())
+            entry = self._folders.get(key)
+            if entry is None:
+                entry = self._folders[key] = _Folder()
             fresh = entry.fetched_at is not None and time.monotonic() - entry.fetched_at < self._ttl
             if fresh and name not in entry.stale:
                 summary = entry.entries.get(name)
@@ -79,7 +83,7 @@ class StateCache:
                 entry.waiters.append((token, name, callback))
                 if not entry.queued:
                     entry.queued = True
-                    self._jobs.put((mountpoint, folder))
+                    self._jobs.put(key)
                 return token
         callback(summary)
         return None
