@@ -184,6 +184,7 @@ extension SyncEngine {
         for conflict in outcome.conflicts {
             logger.warning("conflict: \(conflict)")
             remember(conflict, in: &conflicts)
+            conflictListener.report(conflict)
         }
         for refusal in outcome.refused {
             logger.error("refused from the store: \(refusal)")

@@ -19,6 +19,8 @@ public actor SyncEngine {
     public nonisolated let info: ContainerInfo
     /// Whether the store answered lately (false after a failed cycle or download).
     public nonisolated var storeIsOnline: Bool { reachability.isOnline }
+    /// Told each conflict message as it is recorded (`status` keeps the last 50).
+    public nonisolated let conflictListener = ConflictListener()
     /// Change events for the watch API, from this engine and from the filesystem.
     public nonisolated let feed: ChangeFeed
     /// Downloads of placeholders (the engine prefetches pinned items through it).

@@ -58,7 +58,7 @@ final class Daemon {
             }
             mount.control.stop()
             mount.budget.stop()
-            mount.desktop?.stop()
+            mount.desktop?.stop(conflicts: mount.sync.conflictListener)
             // Unmounted first, so no program waits on a mount nobody serves during the last push.
             mount.session.unmount()
             mount.notifier.stop()
@@ -186,7 +186,7 @@ final class Daemon {
         }
         control.start()
         budget.start()
-        desktop?.start(feed: sync.feed) { sync.storeIsOnline }
+        desktop?.start(conflicts: sync.conflictListener) { sync.storeIsOnline }
         return Mounted(
             session: session, sync: sync, notifier: stack.notifier, handles: stack.handles, control: control, budget: budget, desktop: desktop, lock: lock
         )

@@ -65,11 +65,10 @@ final class DesktopNotifier: Sendable {
         return FileManager.default.fileExists(atPath: String(path))
     }
 
-    /// Listens to the mount's events and watches whether the store answers.
-    func start(feed: ChangeFeed, storeIsOnline: @escaping @Sendable () -> Bool) {
-        _ = feed.subscribe { [weak self] event in
-            guard event.event == .conflict, let self else { return }
-            self.gathered { $0.conflicts.append(event.detail ?? event.path) }
+    /// Hears of conflicts and watches whether the store answers.
+    func start(conflicts: ConflictListener, storeIsOnline: @escaping @Sendable () -> Bool) {
+        conflicts.set { [weak self] message in
+            self?.gathered { $0.conflicts.append(message) }
         }
         let thread = Thread { [weak self] in
             while let self, !self.state.withLock({ $0.stopped }) {
@@ -81,7 +80,8 @@ final class DesktopNotifier: Sendable {
         thread.start()
     }
 
-    func stop() {
+    func stop(conflicts: ConflictListener) {
+        conflicts.set(nil)
         state.withLock { $0.stopped = true }
     }
 

@@ -42,6 +42,9 @@ class Session:
             "GSETTINGS_BACKEND": "memory", "LANG": "C.UTF-8",
         })
         self.env.pop("WAYLAND_DISPLAY", None)
+        # GNOME Files' embedded Python finds its home from python3 on PATH: Debian's, which
+        # has python3-gi, not one of a Python version manager.
+        self.env["PATH"] = ":".join(p for p in self.env.get("PATH", "/usr/bin:/bin").split(":") if ".pyenv" not in p and "/venv" not in p)
         if share:
             self.env["XDG_DATA_DIRS"] = share + ":/usr/local/share:/usr/share"
         try:

@@ -2,6 +2,7 @@
 
 import os
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "Sources", "Desktop"))
@@ -121,3 +122,21 @@ class DolphinMenuTests(unittest.TestCase):
             else:
                 self.assertEqual(command[0], "/usr/share/ubiqfs/desktop/ubiqfs-dialog")
                 self.assertIn(command[1], ("versions", "conflicts", "trash"))
+
+
+class UnreachableDaemonTests(unittest.TestCase):
+    def test_a_mount_whose_daemon_does_not_answer_gets_no_emblem_and_is_not_asked_per_item(self):
+        import tempfile
+        from ubiqfs_desktop.mounts import MountTable
+        from ubiqfs_desktop.states import StateCache
+        with tempfile.TemporaryDirectory() as folder, tempfile.NamedTemporaryFile("w") as info:
+            info.write(f"36 25 0:32 / {folder} rw - fuse.ubiqfs ubiqfs:default rw\n")
+            info.flush()
+            cache = StateCache(mounts=MountTable(path=info.name))
+            self.addCleanup(cache.close)
+            start = time.monotonic()
+            answers = [cache.lookup(os.path.join(folder, "docs", name)) for name in ("a", "b", "c")]
+            self.assertEqual(answers, [None, None, None])
+            self.assertEqual(cache.requests, 1)
+            self.assertLess(time.monotonic() - start, 5)
+            self.assertIsNone(cache.watch(folder))

@@ -1,8 +1,8 @@
 """Item states and menu actions through their code paths on real mounts (two devices)."""
 
 import os
+import select
 import sys
-import threading
 import time
 import unittest
 
@@ -23,13 +23,12 @@ class StateTests(unittest.TestCase):
         cls.devices.close()
 
     def setUp(self):
-        self.changed = []
-        self.cache = StateCache(invalidate=self.changed.append, poll=0.2)
+        self.cache = StateCache()
         self.addCleanup(self.cache.close)
 
     def test_states_of_a_folder_come_in_one_request_and_download_nothing(self):
         b = self.devices.b
-        states = {name: self.cache.get(b.file(name)) for name in sorted(os.listdir(b.path))}
+        states = {name: self.cache.lookup(b.file(name)) for name in sorted(os.listdir(b.path))}
         self.assertEqual(self.cache.requests, 1)
         self.assertEqual(states["cloud.txt"]["state"], "placeholder")
         self.assertEqual(states["local.txt"]["state"], "local")
@@ -47,18 +46,37 @@ class StateTests(unittest.TestCase):
             self.assertEqual(item["state"], b.state_of(name), name)
 
     def test_outside_a_mount_and_the_root_have_no_state(self):
-        self.assertIsNone(self.cache.get("/tmp"))
-        self.assertIsNone(self.cache.get(self.devices.b.path))
+        self.assertIsNone(self.cache.lookup("/tmp"))
+        self.assertIsNone(self.cache.lookup(self.devices.b.path))
         self.assertEqual(self.cache.requests, 0)
 
     def test_a_change_is_told_and_asked_again_by_name(self):
         b = self.devices.b
-        self.assertEqual(self.cache.get(b.file("cloud.txt"))["state"], "placeholder")
+        self.assertEqual(self.cache.lookup(b.file("cloud.txt"))["state"], "placeholder")
+        watch = self.cache.watch(b.path)
+        self.assertIsNotNone(watch)
         fixture.read(b.file("cloud.txt"))
-        self.devices.wait(lambda: b.file("cloud.txt") in self.changed, what="the watch to tell about cloud.txt")
-        self.assertEqual(self.cache.get(b.file("cloud.txt"))["state"], "local")
+        changed = []
+        deadline = time.monotonic() + 30
+        while b.file("cloud.txt") not in changed and time.monotonic() < deadline:
+            select.select([watch], [], [], 1)
+            changed += self.cache.changed(watch)
+        self.assertIn(b.file("cloud.txt"), changed)
+        self.assertEqual(self.cache.lookup(b.file("cloud.txt"))["state"], "local")
+        self.assertEqual(self.cache.requests, 2)
+        # Unchanged items are still answered from memory.
+        self.assertEqual(self.cache.lookup(b.file("local.txt"))["state"], "local")
         self.assertEqual(self.cache.requests, 2)
         actions.free_up_space(b.file("cloud.txt"))
+
+    def test_transient_states_are_polled(self):
+        b = self.devices.b
+        with open(b.file("new.txt"), "w") as f:
+            f.write("new\n" * 500)
+        self.assertEqual(self.cache.lookup(b.file("new.txt"))["state"], "pending")
+        b.sync()
+        self.assertEqual(self.cache.poll_transient(), [b.file("new.txt")])
+        self.assertEqual(self.cache.lookup(b.file("new.txt"))["state"], "local")
 
     def test_a_large_folder_is_one_request(self):
         a = self.devices.a
@@ -69,7 +87,7 @@ class StateTests(unittest.TestCase):
                 f.write("x")
         # Uploaded first: an upload is an event, which would have its item asked again.
         a.sync()
-        states = [self.cache.get(os.path.join(folder, f"f{i:05}.txt")) for i in range(2000)]
+        states = [self.cache.lookup(os.path.join(folder, f"f{i:05}.txt")) for i in range(2000)]
         self.assertEqual(self.cache.requests, 1)
         self.assertTrue(all(s is not None for s in states))
 

@@ -1,10 +1,14 @@
 """ubiqfs in GNOME Files (nautilus-python 4): emblems on the items of a ubiqfs mount
-and their context-menu actions (docs/DESKTOP.md)."""
+and their context-menu actions (docs/DESKTOP.md).
+
+Everything runs on GNOME Files' main loop: its Python runs other threads only while
+the main thread runs Python, so a worker thread could starve. The daemon answers a
+folder's states from its database in milliseconds; watches are sockets the loop reads.
+"""
 
 import os
 import subprocess
 import sys
-import threading
 from urllib.parse import unquote, urlparse
 
 import gi
@@ -37,43 +41,36 @@ def _invalidate(path):
         info.invalidate_extension_info()
 
 
-def _post(function):
-    GLib.idle_add(lambda: (function(), False)[1])
-
-
 class UbiqfsExtension(GObject.GObject, Nautilus.InfoProvider, Nautilus.MenuProvider):
     def __init__(self):
         super().__init__()
-        self.states = StateCache(post=_post, invalidate=_invalidate)
-        self.pending = {}
+        self.states = StateCache()
+        GLib.timeout_add_seconds(2, self._poll)
 
     # Emblems
 
-    def update_file_info_full(self, provider, handle, closure, file_info):
+    def update_file_info(self, file_info):
         path = _path(file_info)
-        if path is None or self.states.locate(path) is None:
-            return Nautilus.OperationResult.COMPLETE
-        done = []
+        where = self.states.locate(path) if path is not None else None
+        if where is None:
+            return
+        watch = self.states.watch(where[0])
+        if watch is not None:
+            GLib.io_add_watch(watch.fileno(), GLib.PRIORITY_DEFAULT, GLib.IO_IN | GLib.IO_HUP | GLib.IO_ERR, self._read, watch)
+        summary = self.states.lookup(path)
+        if summary is not None:
+            for emblem in emblems.emblems(summary, is_folder=file_info.is_directory()):
+                file_info.add_emblem(emblem)
 
-        def apply(summary):
-            if summary is not None:
-                for emblem in emblems.emblems(summary, is_folder=file_info.is_directory()):
-                    file_info.add_emblem(emblem)
-            if done:  # answered later: tell Nautilus
-                self.pending.pop(handle, None)
-                Nautilus.info_provider_update_complete_invoke(closure, provider, handle, Nautilus.OperationResult.COMPLETE)
+    def _read(self, _fd, _condition, watch):
+        for path in self.states.changed(watch):
+            _invalidate(path)
+        return watch.open
 
-        token = self.states.request(path, apply)
-        if token is None:
-            return Nautilus.OperationResult.COMPLETE
-        done.append(True)
-        self.pending[handle] = token
-        return Nautilus.OperationResult.IN_PROGRESS
-
-    def cancel_update(self, provider, handle):
-        token = self.pending.pop(handle, None)
-        if token is not None:
-            self.states.cancel(token)
+    def _poll(self):
+        for path in self.states.poll_transient():
+            _invalidate(path)
+        return True
 
     # Menus
 
@@ -102,14 +99,12 @@ class UbiqfsExtension(GObject.GObject, Nautilus.InfoProvider, Nautilus.MenuProvi
         return [top]
 
     def _run(self, entry):
-        """Off the main loop (a request may wait for the store); a failure is told in a
-        notification. The changed items' emblems are asked again."""
-        def body():
-            try:
-                entry.run()
-            except actions.ActionError as error:
-                subprocess.run(["notify-send", "--app-name=ubiqfs", "--icon=emblem-ubiqfs-error", "ubiqfs", str(error)], check=False)
-            for path in entry.changes:
-                self.states.forget(path)
-                _post(lambda path=path: _invalidate(path))
-        threading.Thread(target=body, daemon=True).start()
+        """Each entry returns at once (an xattr, a short request, a dialog started); a
+        failure is told in a notification. The changed items' emblems are asked again."""
+        try:
+            entry.run()
+        except actions.ActionError as error:
+            subprocess.Popen(["notify-send", "--app-name=ubiqfs", "--icon=emblem-ubiqfs-error", "ubiqfs", str(error)])
+        for path in entry.changes:
+            self.states.forget(path)
+            _invalidate(path)

@@ -41,25 +41,3 @@ def request(mountpoint, command, timeout=30.0, **fields):
     if not reply.get("ok"):
         raise ControlError(reply.get("error") or "the daemon refused the request")
     return reply
-
-
-def watch(mountpoint, path="/"):
-    """The event stream of `ubiqfs watch` (docs/WATCH.md): yields dicts until the mount
-    ends. The socket is closed when the generator is."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.connect(socket_path(mountpoint))
-        sock.sendall(json.dumps({"command": "watch", "path": path}).encode() + b"\n")
-        lines = sock.makefile("r", encoding="utf-8", errors="replace")
-        reply = json.loads(lines.readline() or "{}")
-        if not reply.get("ok"):
-            raise ControlError(reply.get("error") or "the daemon refused to watch")
-        for line in lines:
-            try:
-                yield json.loads(line)
-            except ValueError:
-                continue
-    except OSError as error:
-        raise ControlError(f"cannot watch {mountpoint}: {error}") from error
-    finally:
-        sock.close()
