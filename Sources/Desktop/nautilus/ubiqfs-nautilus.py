@@ -9,7 +9,7 @@ folder's states from its database in milliseconds; watches are sockets the loop 
 import os
 import subprocess
 import sys
-from urllib.parse import unquote, urlparse
+from urllib.parse import unquote
 
 import gi
 
@@ -30,9 +30,7 @@ from ubiqfs_desktop.states import StateCache  # noqa: E402
 
 def _path(file_info):
     uri = file_info.get_uri()
-    if not uri.startswith("file://"):
-        return None
-    return unquote(urlparse(uri).path)
+    return unquote(uri[7:]) if uri.startswith("file:///") else None
 
 
 def _invalidate(path):
@@ -44,23 +42,22 @@ def _invalidate(path):
 class UbiqfsExtension(GObject.GObject, Nautilus.InfoProvider, Nautilus.MenuProvider):
     def __init__(self):
         super().__init__()
-        self.states = StateCache()
+        self.states = StateCache(on_watch=self._watch)
         GLib.timeout_add_seconds(2, self._poll)
 
     # Emblems
 
     def update_file_info(self, file_info):
-        path = _path(file_info)
-        where = self.states.locate(path) if path is not None else None
-        if where is None:
+        uri = file_info.get_uri()
+        if not uri.startswith("file:///"):
             return
-        watch = self.states.watch(where[0])
-        if watch is not None:
-            GLib.io_add_watch(watch.fileno(), GLib.PRIORITY_DEFAULT, GLib.IO_IN | GLib.IO_HUP | GLib.IO_ERR, self._read, watch)
-        summary = self.states.lookup(path)
+        summary = self.states.lookup(unquote(uri[7:]))
         if summary is not None:
             for emblem in emblems.emblems(summary, is_folder=file_info.is_directory()):
                 file_info.add_emblem(emblem)
+
+    def _watch(self, watch):
+        GLib.io_add_watch(watch.fileno(), GLib.PRIORITY_DEFAULT, GLib.IO_IN | GLib.IO_HUP | GLib.IO_ERR, self._read, watch)
 
     def _read(self, _fd, _condition, watch):
         for path in self.states.changed(watch):

@@ -94,8 +94,11 @@ class StateCache:
     # asks about each of its items, and must not wait for each.
     RETRY_AFTER = 10.0
 
-    def __init__(self, mounts=None, ttl=30.0, timeout=2.0):
+    def __init__(self, mounts=None, ttl=30.0, timeout=2.0, on_watch=None):
+        """`on_watch(watch)` is told of each new `Watch` (a mount's first item looked up,
+        or again after a watch ended), for the host's loop to read."""
         self.mounts = mounts or MountTable()
+        self._on_watch = on_watch
         self._ttl = ttl
         self._timeout = timeout
         self._folders = {}  # (mountpoint, folder) -> _Folder
@@ -121,6 +124,12 @@ class StateCache:
         if where is None:
             return None
         mountpoint, folder, name = where
+        if self._on_watch is not None:
+            current = self._watches.get(mountpoint)
+            if current is None or not current.open:
+                watch = self.watch(mountpoint)
+                if watch is not None:
+                    self._on_watch(watch)
         key = (mountpoint, folder)
         entry = self._folders.get(key)
         if entry is None:
