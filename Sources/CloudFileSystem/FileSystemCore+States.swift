@@ -26,9 +26,10 @@ extension FileSystemCore {
         return rows.indices.prefix(asked).compactMap { index -> ItemStateSummary? in
             let row = rows[index]
             guard let name = String(validating: row.itemName.bytes, as: UTF8.self) else { return nil }
+            let transfer = downloads.transfers.transfer(row.inode)
             return ItemStateSummary(
-                name: name, state: state(of: row), pinned: row.pinned ?? folderPinned,
-                conflicts: originals.contains(index), conflictCopy: copies.contains(index), progress: progress(of: row)
+                name: name, state: state(of: row, transfer: transfer), pinned: row.pinned ?? folderPinned,
+                conflicts: originals.contains(index), conflictCopy: copies.contains(index), progress: progress(of: row, transfer: transfer)
             )
         }
     }

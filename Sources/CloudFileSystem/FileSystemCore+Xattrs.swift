@@ -32,9 +32,9 @@ extension FileSystemCore {
         case "user.ubiqfs.id": return Array(row.itemID.rawValue.utf8)
         case "user.ubiqfs.version": return Array(String(row.baseSeq).utf8)
         case "user.ubiqfs.pinned": return try read { db in try ItemRow.isPinned(ino, db) } ? [49] : [48]
-        case "user.ubiqfs.state": return Array(state(of: row).utf8)
+        case "user.ubiqfs.state": return Array(state(of: row, transfer: downloads.transfers.transfer(ino)).utf8)
         case "user.ubiqfs.progress":
-            return Array(String(progress(of: row)).utf8)
+            return Array(String(progress(of: row, transfer: downloads.transfers.transfer(ino))).utf8)
         case "user.ubiqfs.error":
             guard let error = downloads.transfers.error(ino) else { throw FileSystemError(.noAttribute) }
             return Array(error.utf8)
@@ -54,8 +54,8 @@ extension FileSystemCore {
 
     /// The word of `user.ubiqfs.state`: the first of downloading/uploading, error,
     /// pending, placeholder, partial, local that applies.
-    func state(of row: ItemRow) -> String {
-        if let transfer = downloads.transfers.transfer(row.inode) {
+    func state(of row: ItemRow, transfer: TransferTable.Transfer?) -> String {
+        if let transfer {
             return transfer.direction == .download ? "downloading" : "uploading"
         }
         if downloads.transfers.error(row.inode) != nil { return "error" }
@@ -66,8 +66,8 @@ extension FileSystemCore {
     }
 
     /// `user.ubiqfs.progress`: the transfer's percent, or how much of the content is here.
-    func progress(of row: ItemRow) -> Int {
-        downloads.transfers.transfer(row.inode)?.percent ?? contentPercent(row)
+    func progress(of row: ItemRow, transfer: TransferTable.Transfer?) -> Int {
+        transfer?.percent ?? contentPercent(row)
     }
 
     /// How much of the item's content is here, when no transfer of it runs.

@@ -69,6 +69,18 @@ class StateTests(unittest.TestCase):
         self.assertEqual(self.cache.requests, 2)
         actions.free_up_space(b.file("cloud.txt"))
 
+    def test_a_partly_read_placeholder_is_partial(self):
+        a, b = self.devices.a, self.devices.b
+        fixture.write(a.file("large.bin"), 9 * 1024 * 1024)
+        a.sync()
+        self.devices.wait(lambda: b.state_of("large.bin") == "placeholder", what="large.bin on B")
+        with open(b.file("large.bin"), "rb") as f:
+            f.read(4096)
+        self.assertEqual(b.state_of("large.bin"), "partial")
+        item = self.cache.lookup(b.file("large.bin"))
+        self.assertEqual(item["state"], "partial")
+        self.assertLess(item["progress"], 100)
+
     def test_transient_states_are_polled(self):
         b = self.devices.b
         with open(b.file("new.txt"), "w") as f:
@@ -132,6 +144,18 @@ class ActionTests(unittest.TestCase):
         self.assertEqual(b.state_of("doc.bin"), "placeholder")
         self.entry([path], "Download now").run()
         self.devices.wait(lambda: b.state_of("doc.bin") == "local", what="Download now")
+
+    def test_stop_keeping_an_item_of_a_kept_folder(self):
+        b = self.devices.b
+        os.mkdir(b.file("kept"))
+        with open(b.file("kept/inside.txt"), "w") as f:
+            f.write("inside\n" * 300)
+        b.sync()
+        self.entry([b.file("kept")], "Always keep on this device").run()
+        self.assertEqual(os.getxattr(b.file("kept/inside.txt"), "user.ubiqfs.pinned"), b"1")
+        self.entry([b.file("kept/inside.txt")], "Stop keeping on this device").run()
+        self.assertEqual(os.getxattr(b.file("kept/inside.txt"), "user.ubiqfs.pinned"), b"0")
+        self.assertIn("Always keep on this device", [e.label for e in menus.file_entries([b.file("kept/inside.txt")])])
 
     def test_entries_for_several_items_and_outside_mounts(self):
         first, second = self.arrive("one.bin"), self.arrive("two.bin")

@@ -48,10 +48,8 @@ class UbiqfsExtension(GObject.GObject, Nautilus.InfoProvider, Nautilus.MenuProvi
     # Emblems
 
     def update_file_info(self, file_info):
-        uri = file_info.get_uri()
-        if not uri.startswith("file:///"):
-            return
-        summary = self.states.lookup(unquote(uri[7:]))
+        path = _path(file_info)
+        summary = self.states.lookup(path) if path is not None else None
         if summary is not None:
             for emblem in emblems.emblems(summary, is_folder=file_info.is_directory()):
                 file_info.add_emblem(emblem)

@@ -42,11 +42,9 @@ def keep(path):
 
 
 def stop_keeping(path):
-    """Stop keeping: the item inherits again; its content stays until space is needed."""
-    try:
-        os.removexattr(path, "user.ubiqfs.pinned")
-    except OSError as error:
-        raise ActionError(f"cannot stop keeping {os.path.basename(path)}: {error.strerror}") from error
+    """Stop keeping, as `ubiqfs unpin`: an explicit "not pinned", so an item of a kept
+    folder stops being kept too; its content stays until space is needed."""
+    _setxattr(path, "user.ubiqfs.pinned", b"0", "stop keeping")
 
 
 def free_up_space(path):
@@ -78,9 +76,12 @@ def conflicts(path):
     return [os.path.join(folder, os.fsdecode(name)) for name in value.split(b"\n") if name]
 
 
-def _call(where, command, timeout=30.0, **fields):
-    """Sends `command` to the daemon of the mount `where` is in."""
+def _call(where, command, timeout=30.0, about_it=False, **fields):
+    """Sends `command` to the daemon of the mount `where` is in (with `about_it`, naming
+    `where` as the request's path)."""
     mountpoint, inside = locate(where)
+    if about_it:
+        fields["path"] = inside
     try:
         return control.request(mountpoint, command, timeout=timeout, **fields), mountpoint, inside
     except control.ControlError as error:
@@ -89,13 +90,13 @@ def _call(where, command, timeout=30.0, **fields):
 
 def versions(path):
     """Newest first: dicts with version, device, time, size, current."""
-    reply, _, _ = _call(path, "versions", path=locate(path)[1])
+    reply, _, _ = _call(path, "versions", about_it=True)
     return reply.get("versions") or []
 
 
 def restore(path, version):
     """Makes version `version` the file's content again (a new version, history kept)."""
-    _call(path, "restore", path=locate(path)[1], version=int(version))
+    _call(path, "restore", about_it=True, version=int(version))
 
 
 def sync_now(path):

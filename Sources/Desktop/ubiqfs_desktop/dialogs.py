@@ -53,12 +53,13 @@ def trash_rows(entries):
 
 
 def show_in_files(path):
-    """Selects `path` in the file manager (org.freedesktop.FileManager1)."""
-    subprocess.run([
-        "gdbus", "call", "--session", "--dest", "org.freedesktop.FileManager1",
-        "--object-path", "/org/freedesktop/FileManager1", "--method", "org.freedesktop.FileManager1.ShowItems",
-        f"['{'file://' + os.path.abspath(path)}']", "",
-    ], check=False, stdout=subprocess.DEVNULL)
+    """Selects `path` in the file manager (org.freedesktop.FileManager1); the URI is
+    escaped by GLib and sent as a typed value, so no name can break the call."""
+    from gi.repository import Gio, GLib
+    bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+    bus.call("org.freedesktop.FileManager1", "/org/freedesktop/FileManager1", "org.freedesktop.FileManager1",
+             "ShowItems", GLib.Variant("(ass)", ([GLib.filename_to_uri(os.path.abspath(path), None)], "")),
+             None, Gio.DBusCallFlags.NONE, -1, None, None, None)
 
 
 def run(kind, path):

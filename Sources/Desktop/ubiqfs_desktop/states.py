@@ -125,11 +125,9 @@ class StateCache:
             return None
         mountpoint, folder, name = where
         if self._on_watch is not None:
-            current = self._watches.get(mountpoint)
-            if current is None or not current.open:
-                watch = self.watch(mountpoint)
-                if watch is not None:
-                    self._on_watch(watch)
+            watch = self.watch(mountpoint)
+            if watch is not None:
+                self._on_watch(watch)
         key = (mountpoint, folder)
         entry = self._folders.get(key)
         if entry is None:
