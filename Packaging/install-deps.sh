@@ -10,7 +10,7 @@ if [ "${1:-}" = "--no-recommends" ]; then
     recommends=(--no-install-recommends)
     shift
 fi
-packages=(fuse3 libfuse3-dev pkg-config libsqlite3-dev attr sqlite3 git python3 util-linux fiu-utils openssl file "$@")
+packages=(fuse3 libfuse3-dev pkg-config libsqlite3-dev attr sqlite3 git python3 util-linux fiu-utils openssl file strace "$@")
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

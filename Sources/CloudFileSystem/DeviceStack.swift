@@ -2,6 +2,7 @@ import ContainerCrypto
 import ContainerStore
 import ContentCache
 import FileCoordinator
+import ItemModel
 import Logging
 import MetadataStore
 import SyncEngine
@@ -27,13 +28,19 @@ public struct DeviceStack: Sendable {
         try StateRecovery.quarantineIfDamaged(stateDir: stateDir, logger: logger)
         let metadata = try MetadataStore(path: stateDir + "/state.db")
         let cache = try ContentCache(directory: stateDir + "/cache")
-        try StateReconciler.reconcile(metadata: metadata, cache: cache, logger: logger)
+        let crashed = try !CleanStop.consume(metadata)
+        try StateReconciler.reconcile(metadata: metadata, cache: cache, afterCrash: crashed, logger: logger)
         var unlock = configuration.encryption
         unlock.keyFile = unlock.keyFile ?? stateDir + "/" + Self.keyFile
         let (info, device, cipher) = try await ContainerBootstrap.open(
             store: store, metadata: metadata, deviceName: deviceName, timeout: configuration.storeTimeout,
             formatTwo: configuration.formatTwo, upgrade: !configuration.readOnly, unlock: unlock
         )
+        // What startup decided (reconciled rows, this device's identity, the clean-stop mark
+        // gone) is on disk before the first change: the database's own name too.
+        try cache.syncFolder()
+        try await metadata.syncToDisk()
+        try Syscall.fsyncDirectory(stateDir)
         // An encrypted container's objects are sealed and opened on their way.
         let store: any ContainerStore = cipher.map { SealedStore(store, cipher: $0) } ?? store
         let handles = HandleTable()
@@ -53,5 +60,10 @@ public struct DeviceStack: Sendable {
             metadata: metadata, cache: cache, coordinator: coordinator, handles: handles, notifier: notifier,
             sync: sync, core: core, controlSocketPath: controlSocketPath
         )
+    }
+
+    /// After the last push of a clean stop (`CleanStop`).
+    public func markCleanStop() throws(MetadataError) {
+        try CleanStop.mark(metadata)
     }
 }

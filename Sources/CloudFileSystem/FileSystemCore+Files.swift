@@ -68,23 +68,23 @@ extension FileSystemCore {
             if !truncate && row.size > 0 { return try openPartial(row, flags: flags) }
             // Nothing to download when the content is empty (now): a new empty file, so
             // readers of a partial version keep theirs.
-            try makeEmptyLocal(ino)
             if truncate && row.size > 0 {
                 try noteContentChange(ino)
                 wrote = true
             }
+            try makeEmptyLocal(ino)
         }
         let fd: Int32
         do { fd = try cache.open(ino, writable: writable) } catch { throw Self.wrap(error) }
         if truncate, let status = cache.status(fd: fd), status.size > 0 {
+            do { try noteContentChange(ino) } catch {
+                Glibc.close(fd)
+                throw error
+            }
             guard ftruncate(fd, 0) == 0 else {
                 let code = errno
                 Glibc.close(fd)
                 throw Self.localFailure(code, "truncate failed")
-            }
-            do { try noteContentChange(ino) } catch {
-                Glibc.close(fd)
-                throw error
             }
             wrote = true
         }
@@ -92,9 +92,10 @@ extension FileSystemCore {
         // write overwrites; not a setuid or setgid file, whose bits the kernel clears on a
         // write by another user only on the cached path.
         let directIO = flags & O_ACCMODE == O_WRONLY && row.mode & 0o6000 == 0 && writeOnlyDirect.load(ordering: .relaxed)
+        let bypasses = directIO || (writable && flags & OpenFlags.direct != 0)
         let file = OpenFile(
             ino: ino, fd: fd, writable: writable, append: flags & O_APPEND != 0, directIO: directIO,
-            bypassesPageCache: directIO || (writable && flags & OpenFlags.direct != 0)
+            bypassesPageCache: bypasses, syncsWrites: bypasses && flags & O_DSYNC != 0
         )
         return handles.open(file, wroteOnOpen: wrote && writable, created: created)
     }
@@ -113,9 +114,10 @@ extension FileSystemCore {
         let fd = dup(partial.fd)
         guard fd >= 0 else { throw Self.localFailure(errno, "cannot open inode \(row.inode)") }
         let directIO = flags & O_ACCMODE == O_WRONLY && row.mode & 0o6000 == 0 && writeOnlyDirect.load(ordering: .relaxed)
+        let bypasses = directIO || (writable && flags & OpenFlags.direct != 0)
         let file = OpenFile(
             ino: row.inode, fd: fd, writable: writable, append: flags & O_APPEND != 0, directIO: directIO,
-            bypassesPageCache: directIO || (writable && flags & OpenFlags.direct != 0), partial: partial, readahead: Readahead()
+            bypassesPageCache: bypasses, syncsWrites: bypasses && flags & O_DSYNC != 0, partial: partial, readahead: Readahead()
         )
         return handles.open(file, wroteOnOpen: false, created: false)
     }
@@ -200,17 +202,22 @@ extension FileSystemCore {
         try await OffloadedWork.run(work)
     }
 
-    /// Records a local content change: in memory always, in the database the first time
-    /// since the item was clean.
+    /// Records a local content change before it is made: in memory always, in the database
+    /// the first time since the item was clean. When the file held committed content, that
+    /// mark is on disk before the change reaches the cache file: otherwise a power cut could
+    /// keep the new bytes and lose the mark, and the change would never be uploaded.
     func noteContentChange(_ ino: Inode) throws(FileSystemError) {
         guard handles.noteWrite(ino) else { return }
         do {
-            try metadata.write { db in
-                guard var row = try ItemRow.find(ino: ino, db) else { return }
+            let heldCommittedContent = try metadata.write { db -> Bool in
+                guard var row = try ItemRow.find(ino: ino, db) else { return false }
+                let committed = row.contentState == .local && !row.dirtyFlags.contains(.content)
                 row.contentState = .local
                 row.markChanged(.content, now: Timestamp.now())
                 try row.update(db)
+                return committed
             }
+            if heldCommittedContent { try metadata.syncToDisk() }
         } catch {
             handles.unmarkDirty(ino)
             throw Self.wrap(error)
@@ -250,6 +257,7 @@ extension FileSystemCore {
         guard file.writable else { throw FileSystemError(.badHandle) }
         guard file.partial == nil else { throw FileSystemError(.io, "inode \(file.ino) must be fetched before it is written") }
         let written = try withLeases([(file.ino, .exclusive)], "write") { () throws(FileSystemError) in
+            try noteContentChange(file.ino)
             var at = offset
             if file.append, let status = cache.status(fd: file.fd) { at = status.size }
             do throws(SystemError) {
@@ -257,7 +265,6 @@ extension FileSystemCore {
             } catch {
                 throw Self.localFailure(error.errno, "write failed", cause: error)
             }
-            try noteContentChange(file.ino)
             return data.count
         }
         // Pages cached through another descriptor now hold old bytes: a racing reader may
@@ -266,33 +273,31 @@ extension FileSystemCore {
         if file.bypassesPageCache && handles.directWriteNeedsInvalidation(file.ino) {
             notifier.invalidate([.inode(file.ino, data: true)])
         }
+        if file.syncsWrites { try fsync(handle: handle) }
         return written
     }
 
+    /// fsync and fdatasync: the file's content, then the cache folder's names, then every
+    /// change the database holds (this file's and all before it) are on disk, in that
+    /// order, so no row says content is here that a power cut could take away.
     public func fsync(handle: UInt64) throws(FileSystemError) {
         guard let file = handles.file(handle) else { throw FileSystemError(.badHandle) }
         guard Glibc.fsync(file.fd) == 0 else { throw Self.localFailure(errno, "fsync failed") }
-        // The content is on disk; now the row that says it changed, with synchronous=FULL.
-        do {
-            try metadata.durableWrite { db in
-                try ItemRow.rewrite(file.ino, db)
-            }
-        } catch {
-            throw Self.wrap(error)
-        }
+        try syncState()
         handles.noteFsync(file.ino)
         sync.localChange()
     }
 
-    /// fsync on a folder: every namespace change so far (a rename after a safe save) is durable.
+    /// fsync on a folder: every change on the mount so far (a rename after a safe save)
+    /// is durable.
     public func fsyncDirectory(_ ino: Inode) throws(FileSystemError) {
-        do {
-            try metadata.durableWrite { db in
-                try ItemRow.rewrite(ino, db)
-            }
-        } catch {
-            throw Self.wrap(error)
-        }
+        try syncState()
+    }
+
+    /// The cache folder's names, then the database (shared with concurrent callers).
+    func syncState() throws(FileSystemError) {
+        do { try cache.syncFolderIfChanged() } catch { throw Self.wrap(error) }
+        do { try metadata.syncToDisk() } catch { throw Self.wrap(error) }
     }
 
     /// Whether the handle was opened around the page cache (FOPEN_DIRECT_IO).
@@ -319,9 +324,9 @@ extension FileSystemCore {
         guard mode == 0 else { throw FileSystemError(.notSupported) }
         guard file.partial == nil else { throw FileSystemError(.io, "inode \(file.ino) must be fetched before it is written") }
         let clearedSetID = try withLeases([(file.ino, .exclusive)], "fallocate") { () throws(FileSystemError) -> Bool in
+            try noteContentChange(file.ino)
             let result = posix_fallocate(file.fd, off_t(offset), off_t(length))
             guard result == 0 else { throw Self.localFailure(result, "fallocate failed") }
-            try noteContentChange(file.ino)
             guard caller.uid != 0 else { return false }
             let current = try row(file.ino)
             let inGroup = Int64(caller.gid) == current.gid
@@ -372,14 +377,14 @@ extension FileSystemCore {
             if let size = changes.size {
                 guard row.itemKind == .file else { throw FileSystemError(row.itemKind == .directory ? .isDirectory : .invalid) }
                 guard size >= 0 else { throw FileSystemError(.invalid) }
+                if row.contentState != .local && size != 0 { return nil }
+                try noteContentChange(ino)
                 if row.contentState != .local {
-                    if size != 0 { return nil }
                     try makeEmptyLocal(ino)
                 } else {
                     let result = Glibc.truncate(cache.path(for: ino), off_t(size))
                     guard result == 0 else { throw Self.localFailure(errno, "truncate failed") }
                 }
-                try noteContentChange(ino)
                 row = try self.row(ino)
             }
             if let mode = changes.mode {

@@ -60,6 +60,16 @@ extension FileSystemCore {
         }
         let now = Timestamp.now()
         do {
+            // No power cut may leave the new bytes under a row that names others: local
+            // content is marked changed and a fill's blocks forgotten, durably, first (a
+            // placeholder's cache file means nothing until its row says it is here).
+            switch try self.row(ino).contentState {
+            case .local: try noteContentChange(ino)
+            case .partial:
+                try write { db in try ItemRow.setContentState(.placeholder, of: ino, db) }
+                try syncState()
+            case .placeholder: break
+            }
             try await cache.installDurably(temporary, as: ino, mtime: now)
         } catch {
             cache.discard(temporary)

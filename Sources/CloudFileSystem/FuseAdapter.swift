@@ -364,22 +364,12 @@ public final class FuseAdapter: FuseOperations {
 
     // MARK: Extended attributes
 
-    private func replySized(_ request: FuseRequest, _ value: [UInt8], size: Int) {
-        if size == 0 {
-            request.reply(xattrSize: value.count)
-        } else if size < value.count {
-            request.reply(error: ERANGE)
-        } else {
-            request.reply(bytes: value)
-        }
-    }
-
     public func getxattr(_ request: FuseRequest, ino: Inode, name: [UInt8], size: Int) {
-        do { replySized(request, try core.getXattr(ino, name: name), size: size) } catch { fail(request, error, "getxattr") }
+        do { request.reply(xattr: try core.getXattr(ino, name: name), size: size) } catch { fail(request, error, "getxattr") }
     }
 
     public func listxattr(_ request: FuseRequest, ino: Inode, size: Int) {
-        do { replySized(request, try core.listXattrs(ino), size: size) } catch { fail(request, error, "listxattr") }
+        do { request.reply(xattr: try core.listXattrs(ino), size: size) } catch { fail(request, error, "listxattr") }
     }
 
     public func setxattr(_ request: FuseRequest, ino: Inode, name: [UInt8], value: [UInt8], flags: Int32) {

@@ -13,6 +13,9 @@ struct OpenFile: Sendable {
     /// Its writes go around the kernel's page cache (`directIO`, or `O_DIRECT` asked by the
     /// program): pages another descriptor cached are not updated by them.
     var bypassesPageCache = false
+    /// O_SYNC or O_DSYNC with writes around the page cache: the kernel sends an fsync after
+    /// each write only on the cached path, so these handles sync their own writes.
+    var syncsWrites = false
     /// Set for a file opened while partial: the fill whose blocks every read checks (and
     /// fetches), and how far this reader's readahead reaches.
     var partial: PartialContent? = nil

@@ -1,14 +1,18 @@
 import Glibc
 import Inodes
 import ItemModel
+import Synchronization
 
 /// Local content, one file per item named by its inode number (`cache/<ino>`), never by
 /// a name from the store. Files are opened with O_NOFOLLOW. New versions are written to
 /// `cache/tmp/`, fsynced, renamed into place and the folder fsynced, so a crash leaves
 /// either the old or the new version. Open descriptors keep the version they opened.
+/// Names made or removed in the cache folder are remembered until `syncFolderIfChanged`
+/// makes them durable, so an fsync syncs the folder only when a name changed.
 public final class ContentCache: Sendable {
     public let directory: String
     private let tempDirectory: String
+    private let folderChanged = Atomic<Bool>(false)
     /// Room kept on the state disk for deletes when it is full.
     public let reserve: SpaceReserve
 
@@ -42,6 +46,7 @@ public final class ContentCache: Sendable {
     /// Makes the item's content an empty local file (new files, O_TRUNC on a placeholder).
     public func createEmpty(_ ino: Inode) throws(CacheError) {
         do {
+            folderChanged.store(true, ordering: .releasing)
             let fd = try Syscall.check("open") { Glibc.open(path(for: ino), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600) }
             close(fd)
         } catch {
@@ -51,7 +56,22 @@ public final class ContentCache: Sendable {
 
     /// Drops the content (eviction, remote change, delete); open descriptors keep reading it.
     public func remove(_ ino: Inode) {
-        unlink(path(for: ino))
+        if unlink(path(for: ino)) == 0 { folderChanged.store(true, ordering: .releasing) }
+    }
+
+    /// A new sparse file of `size` bytes for a fill (`O_EXCL`: the caller removed the old
+    /// one); its descriptor, which the caller closes.
+    public func createSparse(_ ino: Inode, size: Int64) throws(CacheError) -> Int32 {
+        folderChanged.store(true, ordering: .releasing)
+        let fd = Glibc.open(path(for: ino), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw CacheError("cannot create the cache file of inode \(ino)", SystemError(errno: errno, call: "open")) }
+        guard ftruncate(fd, off_t(size)) == 0 else {
+            let error = SystemError(errno: errno, call: "ftruncate")
+            close(fd)
+            remove(ino)
+            throw CacheError("cannot make room for inode \(ino)", error)
+        }
+        return fd
     }
 
     public func status(_ ino: Inode) -> CacheFileStatus? {
@@ -108,6 +128,7 @@ public final class ContentCache: Sendable {
         futimens(temporary.fd, &times)
         do {
             try Syscall.check("fsync") { fsync(temporary.fd) }
+            folderChanged.store(true, ordering: .releasing)
             try Syscall.check("rename") { rename(temporary.path, path(for: ino)) }
         } catch {
             throw CacheError("cannot install downloaded content of inode \(ino)", error)
@@ -128,9 +149,18 @@ public final class ContentCache: Sendable {
 
     /// Makes the renames in the cache folder durable.
     public func syncFolder() throws(CacheError) {
+        folderChanged.store(false, ordering: .releasing)
         do { try Syscall.fsyncDirectory(directory) } catch {
+            folderChanged.store(true, ordering: .releasing)
             throw CacheError("cannot sync the cache folder", error)
         }
+    }
+
+    /// `syncFolder` if a name in the cache folder changed since the last one: before a
+    /// database sync that may say a file is here.
+    public func syncFolderIfChanged() throws(CacheError) {
+        guard folderChanged.load(ordering: .acquiring) else { return }
+        try syncFolder()
     }
 
     /// Inode numbers that have a cache file (for reconciling with the database at startup).

@@ -129,6 +129,18 @@ public final class FuseRequest: @unchecked Sendable {
         send { fuse_reply_xattr($0, xattrSize) }
     }
 
+    /// Answers getxattr or listxattr with `value` by their size protocol: a `size` of 0
+    /// asks only the size; a buffer too small for the value is ERANGE.
+    public func reply(xattr value: [UInt8], size: Int) {
+        if size == 0 {
+            reply(xattrSize: value.count)
+        } else if size < value.count {
+            reply(error: ERANGE)
+        } else {
+            reply(bytes: value)
+        }
+    }
+
     /// Ends a request that takes no answer (forget; FuseKit already does this for its forget callbacks).
     public func replyNone() {
         send { fuse_reply_none($0) }

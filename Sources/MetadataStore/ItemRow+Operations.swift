@@ -163,15 +163,19 @@ extension ItemRow {
             """, arguments: [ino])
     }
 
-    /// At startup: local files with no cache file, and cache files with no item, found in
-    /// one pass over the inodes in order beside the sorted listing of the cache (`cached`).
+    /// At startup: local files with no cache file, cache files with no item, and (with
+    /// `cachedSize`, after a crash) committed local files whose cache file has another size,
+    /// found in one pass over the inodes in order beside the sorted listing of the cache.
     /// Streams the rows: holding every local file's row made a million-item start take
     /// 129 MiB.
-    public static func cacheMismatches(cached: [Inode], _ db: Database) throws -> (missing: [(ino: Inode, contentChanged: Bool)], stray: [Inode]) {
+    public static func cacheMismatches(
+        cached: [Inode], cachedSize: ((Inode) -> Int64?)? = nil, _ db: Database
+    ) throws -> (missing: [(ino: Inode, contentChanged: Bool)], stray: [Inode], resized: [Inode]) {
         var missing: [(ino: Inode, contentChanged: Bool)] = []
         var stray: [Inode] = []
+        var resized: [Inode] = []
         var next = 0
-        let rows = try Row.fetchCursor(db, sql: "SELECT ino, kind, content, dirty FROM item ORDER BY ino")
+        let rows = try Row.fetchCursor(db, sql: "SELECT ino, kind, content, dirty, size FROM item ORDER BY ino")
         while let row = try rows.next() {
             let ino: Inode = row[0]
             while next < cached.count && cached[next] < ino {
@@ -180,12 +184,24 @@ extension ItemRow {
             }
             let isCached = next < cached.count && cached[next] == ino
             if isCached { next += 1 }
-            if !isCached && row[1] == ItemKind.file.rawValue && row[2] != ContentState.placeholder.rawValue {
-                missing.append((ino, DirtyFlags(rawValue: row[3]).contains(.content)))
+            guard row[1] == ItemKind.file.rawValue && row[2] != ContentState.placeholder.rawValue else { continue }
+            let contentChanged = DirtyFlags(rawValue: row[3]).contains(.content)
+            if !isCached {
+                missing.append((ino, contentChanged))
+            } else if let cachedSize, row[2] == ContentState.local.rawValue, !contentChanged, let size = cachedSize(ino), size != row[4] {
+                resized.append(ino)
             }
         }
         stray += cached[next...]
-        return (missing, stray)
+        return (missing, stray, resized)
+    }
+
+    /// Local files changed here and not yet committed, by inode (to say, after a crash,
+    /// which of them may have lost what was not fsynced).
+    public static func locallyChangedFiles(_ db: Database) throws -> [Inode] {
+        try Inode.fetchAll(db, sql: "SELECT ino FROM item WHERE dirty & ? != 0 AND kind = ? AND content = ? AND deleted = 0 ORDER BY ino", arguments: [
+            DirtyFlags.content.rawValue, ItemKind.file.rawValue, ContentState.local.rawValue,
+        ])
     }
 }
 

@@ -5,12 +5,14 @@ import ItemModel
 /// This device's state (`state.db`): items, the journal cursor and the device identity.
 /// One `Sendable` facade owns the GRDB pool; synchronous reads run concurrently on
 /// libfuse threads through `ReaderConnections`, writes are serialised by SQLite. WAL with
-/// synchronous=NORMAL for ordinary changes; `durableWrite` switches to FULL for the fsync
-/// path (WAL+NORMAL was seen to lose committed transactions on power loss).
+/// synchronous=NORMAL for ordinary changes, which a power cut may take back (the newest
+/// ones, never a part of one); `syncToDisk` and `durableWrite` make them durable
+/// (`DurabilityBarrier`).
 public final class MetadataStore: Sendable {
     let pool: DatabasePool
     public let path: String
     private let readers: ReaderConnections
+    private let barrier = DurabilityBarrier()
 
     public init(path: String) throws(MetadataError) {
         self.path = path
@@ -228,19 +230,46 @@ public final class MetadataStore: Sendable {
     /// A transaction that is on disk when this returns, with every one before it.
     public func durableWrite<T>(_ body: (Database) throws -> T) throws(MetadataError) -> T {
         do {
-            return try pool.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA synchronous = FULL")
-                defer { try? db.execute(sql: "PRAGMA synchronous = NORMAL") }
-                var result: T?
-                try db.inTransaction {
-                    result = try body(db)
-                    return .commit
-                }
-                return result!
+            return try pool.writeWithoutTransaction { db in try barrier.commitDurably(db, body) }
+        } catch {
+            throw Self.wrap(error)
+        }
+    }
+
+    /// Every transaction committed before this call is on disk when it returns (fsync,
+    /// fsyncdir, and what must be durable before a file's bytes change). Concurrent callers
+    /// share one disk sync.
+    public func syncToDisk() throws(MetadataError) {
+        let needed = barrier.needed()
+        do {
+            try pool.writeWithoutTransaction { db in
+                guard !barrier.isCovered(needed) else { return }
+                try barrier.commitDurably(db) { _ in }
             }
         } catch {
             throw Self.wrap(error)
         }
+    }
+
+    /// The same for actors, without blocking a cooperative thread.
+    public func syncToDisk() async throws(MetadataError) {
+        let (needed, barrier) = (barrier.needed(), barrier)
+        do {
+            try await pool.writeWithoutTransaction { db in
+                guard !barrier.isCovered(needed) else { return }
+                try barrier.commitDurably(db) { _ in }
+            }
+        } catch {
+            throw Self.wrap(error)
+        }
+    }
+
+    /// A transaction, made durable (with every one before it) when `durable` says so of
+    /// its result: a change that must be on disk before what follows it.
+    public func write<T: Sendable>(durableIf durable: @escaping @Sendable (T) -> Bool, _ body: @escaping @Sendable (Database) throws -> T) async throws(MetadataError) -> T {
+        let result = try await write(body)
+        if durable(result) { try await syncToDisk() }
+        return result
     }
 
     // MARK: Settings

@@ -96,15 +96,9 @@ public final class PartialFiles: Sendable {
         }
         guard started else { return nil }
         cache.remove(ino)
-        let fd = open(cache.path(for: ino), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw SyncError.cacheWrite("cannot create the cache file of \(row.itemName)", SystemError(errno: errno, call: "open"))
-        }
-        guard ftruncate(fd, off_t(row.size)) == 0 else {
-            let error = SystemError(errno: errno, call: "ftruncate")
-            close(fd)
-            cache.remove(ino)
-            throw SyncError.cacheWrite("cannot make room for \(row.itemName)", error)
+        let fd: Int32
+        do { fd = try cache.createSparse(ino, size: row.size) } catch {
+            throw SyncError.cacheWrite("cannot create the cache file of \(row.itemName)", error)
         }
         return PartialContent(ino: ino, generation: generation, blocks: row.blockList, fd: fd, bitmap: [])
     }

@@ -43,6 +43,15 @@ struct SyncCalls: Sendable {
         }
     }
 
+    /// Every transaction so far on disk (`MetadataStore.syncToDisk`).
+    func syncToDisk(_ message: String) async throws(SyncError) {
+        do {
+            try await metadata.syncToDisk()
+        } catch {
+            throw SyncError(code: .metadata, message: message, cause: error)
+        }
+    }
+
     func read<T: Sendable>(_ message: String, _ body: @escaping @Sendable (Database) throws -> T) async throws(SyncError) -> T {
         do {
             return try await metadata.read(body)

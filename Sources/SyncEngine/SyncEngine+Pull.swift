@@ -170,9 +170,16 @@ extension SyncEngine {
     /// What follows an applied record or held change, in the lock order: replaced content
     /// dropped under the leases, the leases released, then kernel invalidations, events,
     /// conflicts, and the prefetch of pinned placeholders.
+    /// Content is dropped only once the rows that no longer name it are on disk: a power
+    /// cut must not leave a row naming old content over the next download of new content.
     func finish(_ outcome: ApplyOutcome, releasing leases: LeaseSet) async {
         resurrected = outcome.resurrected
         for (ino, mtime) in outcome.mtimes { cache.setModificationTime(ino, nanoseconds: mtime) }
+        if !outcome.droppedContent.isEmpty {
+            do { try await metadata.syncToDisk() } catch {
+                logger.error("cannot make the state database durable before dropping replaced content: \(error)")
+            }
+        }
         for ino in outcome.droppedContent {
             cache.remove(ino)
             downloads.partials.forget(ino)

@@ -55,12 +55,15 @@ extension SyncEngine {
         // Rule W: the listing of what collectors condemned is at most a quarter of the
         // grace old at the commit; else the next round plans again with a new one.
         if record.format >= 2 && !condemned.isFresh { return .retry }
-        // Until the store answers, nobody knows whether this lands: remember it durably.
+        // Until the store answers, nobody knows whether this lands: remember it durably
+        // (with every change before it), so that after a power cut the record is known as
+        // this device's own and settled, never applied as another's.
         let pending = UncertainCommit(seq: seq, record: record, plan: plan)
         let pendingJSON = String(decoding: try Self.encodeUncertain(pending), as: UTF8.self)
         _ = try await calls.write("cannot record commit \(seq) as pending") { db in
             try MetadataStore.setSetting(SettingKey.uncertainCommit, pendingJSON, db)
         }
+        try await calls.syncToDisk("cannot make commit \(seq) durable as pending")
         uncertain = pending
         let won = try await calls.store("cannot commit \(key)") { store throws(StoreError) in try await store.putIfAbsent(key, bytes) }
         // "Already there" may be a retry of our own write that landed: the pull decides.
@@ -197,11 +200,13 @@ extension SyncEngine {
                     try BaseSnapshots.set(item, seq: seq, db)
                     try FileVersions.record(item, seq: seq, device: deviceName, time: time, db)
                     row.baseSeq = Int64(seq)
+                    // Size and mtime too when the content is the committed one: a commit
+                    // settled after a lost reply or a crash has no upload of its own.
                     if item.kind == .file {
                         row.blockList = item.blocks ?? []
-                        if entry.upload != nil { row.size = item.size }
+                        if entry.upload != nil || unchanged { row.size = item.size }
                     }
-                    if entry.upload != nil { row.mtime = item.mtime }
+                    if entry.upload != nil || unchanged { row.mtime = item.mtime }
                     // Not the ctime: an upload changes nothing a program can see in stat, and
                     // tar and rsync fail ("file changed as we read it") on a ctime that moves.
                     if unchanged {

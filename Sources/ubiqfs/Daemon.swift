@@ -75,6 +75,9 @@ final class Daemon {
                 logger.error("cannot write \(Self.unmountResult): \(error)")
             }
             if pending > 0 { logger.notice("\(pending) items still to push; they are pushed after the next mount") }
+            do { try mount.stack.markCleanStop() } catch {
+                logger.error("cannot mark the stop as clean (the next start checks the cache as after a crash): \(error)")
+            }
             logger.info("stopped")
             return 0
         } catch {
@@ -98,6 +101,7 @@ final class Daemon {
     struct Mounted {
         var session: FuseSession
         var sync: SyncEngine
+        var stack: DeviceStack
         var notifier: KernelNotifier
         var handles: HandleTable
         var control: ControlServer
@@ -188,7 +192,7 @@ final class Daemon {
         budget.start()
         desktop?.start(conflicts: sync.conflictListener) { sync.storeIsOnline }
         return Mounted(
-            session: session, sync: sync, notifier: stack.notifier, handles: stack.handles, control: control, budget: budget, desktop: desktop, lock: lock
+            session: session, sync: sync, stack: stack, notifier: stack.notifier, handles: stack.handles, control: control, budget: budget, desktop: desktop, lock: lock
         )
     }
 

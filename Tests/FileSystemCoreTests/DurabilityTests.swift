@@ -1,0 +1,137 @@
+import CloudFileSystem
+import ContainerStore
+import DeviceFixture
+import Foundation
+import Glibc
+import Inodes
+import Synchronization
+import Testing
+
+/// fsync is the promise (SEMANTICS, issue 34): fsync and fsyncdir make the state
+/// database sync its log, after the file's own content; the first change to a committed
+/// file is marked on disk before its bytes change; concurrent fsyncs share a database
+/// sync. Checked with a trace of this process's system calls, not with the code's word.
+@Suite(.serialized) struct DurabilityTests {
+    /// Lines of the trace that sync the device's state database's log (other tests'
+    /// devices in this process sync theirs meanwhile).
+    static func walSyncs(_ lines: [String], of device: TestDevice) -> [Int] {
+        lines.indices.filter { isSync(lines[$0]) && lines[$0].contains("<\(device.stateDir)/state.db-wal>") }
+    }
+
+    static func isSync(_ line: String) -> Bool {
+        line.contains("fsync(") || line.contains("fdatasync(")
+    }
+
+    static func touches(_ line: String, cacheOf ino: Inode, in device: TestDevice) -> Bool {
+        line.contains("<\(device.stateDir)/cache/\(ino.rawValue)>")
+    }
+
+    @Test func fsyncOfAFileSyncsItsContentThenTheDatabase() async throws {
+        let device = try await TestDevice(store: InMemoryStore(), name: "a")
+        let (entry, handle) = try device.core.create(parent: Inode.root, name: Array("doc".utf8), mode: 0o644, flags: O_WRONLY, caller: TestDevice.caller)
+        _ = try Array("promised".utf8).withUnsafeBytes { try device.core.write(handle: handle, data: $0, offset: 0) }
+        let trace = try SyscallTrace("fsync,fdatasync")
+        try device.core.fsync(handle: handle)
+        let lines = trace.stop()
+        device.core.release(handle: handle)
+        let content = lines.firstIndex { Self.isSync($0) && Self.touches($0, cacheOf: entry.ino, in: device) }
+        let database = Self.walSyncs(lines, of: device).last
+        #expect(content != nil, "the cache file was not synced: \(lines)")
+        #expect(database != nil, "the state database's log was not synced: \(lines)")
+        if let content, let database { #expect(content < database, "the database was synced before the content it names: \(lines)") }
+        await device.shutdown()
+    }
+
+    @Test func fsyncOfAFolderSyncsTheDatabase() async throws {
+        let device = try await TestDevice(store: InMemoryStore(), name: "a")
+        try device.mkdir("folder")
+        try await device.write("folder/new", "x")
+        try device.rename("folder/new", "folder/renamed")
+        let folder = try #require(device.inode("folder"))
+        let trace = try SyscallTrace("fsync,fdatasync")
+        try device.core.fsyncDirectory(folder)
+        let lines = trace.stop()
+        #expect(!Self.walSyncs(lines, of: device).isEmpty, "the state database's log was not synced: \(lines)")
+        await device.shutdown()
+    }
+
+    /// Else a power cut could keep the new bytes and lose the mark: the change would
+    /// never be uploaded, and the other devices would keep the old version for ever.
+    @Test func theFirstWriteToACommittedFileIsMarkedOnDiskBeforeItsBytes() async throws {
+        let device = try await TestDevice(store: InMemoryStore(), name: "a")
+        try await device.write("db", String(repeating: "a", count: 5000))
+        try await device.sync()
+        let ino = try #require(device.inode("db"))
+        let handle = try await device.open(ino, flags: O_WRONLY)
+        let trace = try SyscallTrace("fsync,fdatasync,pwrite64")
+        _ = try Array("b".utf8).withUnsafeBytes { try device.core.write(handle: handle, data: $0, offset: 100) }
+        _ = try Array("c".utf8).withUnsafeBytes { try device.core.write(handle: handle, data: $0, offset: 200) }
+        let lines = trace.stop()
+        device.core.release(handle: handle)
+        let writes = lines.indices.filter { lines[$0].contains("pwrite64(") && Self.touches(lines[$0], cacheOf: ino, in: device) }
+        let syncs = Self.walSyncs(lines, of: device)
+        #expect(writes.count == 2, "\(lines)")
+        #expect(syncs.count == 1, "one database sync for the first write only: \(lines)")
+        if let first = writes.first, let sync = syncs.first { #expect(sync < first, "the bytes changed before the mark was on disk: \(lines)") }
+        #expect(try await device.readBytes("db")[100] == UInt8(ascii: "b"))
+        await device.shutdown()
+    }
+
+    /// Write-only opens go around the page cache, where the kernel sends no fsync after an
+    /// O_SYNC or O_DSYNC write (it does on the cached path): each such write syncs here.
+    @Test func anODsyncWriteAroundThePageCacheSyncsTheDatabase() async throws {
+        let device = try await TestDevice(store: InMemoryStore(), name: "a")
+        device.core.openWriteOnlyDirect(true)
+        try await device.write("log", "start\n")
+        let ino = try #require(device.inode("log"))
+        for (flags, expected) in [(O_WRONLY | O_DSYNC, 2), (O_WRONLY | O_SYNC, 2), (O_WRONLY, 0)] {
+            let handle = try await device.open(ino, flags: flags)
+            let trace = try SyscallTrace("fsync,fdatasync")
+            for offset in [6, 12] {
+                _ = try Array("entry\n".utf8).withUnsafeBytes { try device.core.write(handle: handle, data: $0, offset: Int64(offset)) }
+            }
+            let lines = trace.stop()
+            device.core.release(handle: handle)
+            #expect(Self.walSyncs(lines, of: device).count == expected, "flags \(String(flags, radix: 8)): \(lines)")
+        }
+        await device.shutdown()
+    }
+
+    /// Eight fsyncs that arrive while the database is busy are served by one sync (at
+    /// most two, should one reach the writer after the first began), not eight.
+    @Test func concurrentFsyncsShareOneDatabaseSync() async throws {
+        let device = try await TestDevice(store: InMemoryStore(), name: "a")
+        try await device.write("file", "x")
+        let failures = Mutex<[String]>([])
+        let arrived = Atomic<Int>(0)
+        let done = Atomic<Int>(0)
+        let trace = try SyscallTrace("fsync,fdatasync")
+        // The writer stays busy until all eight have called fsync (and a little longer,
+        // so they queue for it), however slowly a loaded machine starts their threads.
+        let busy = Thread {
+            _ = try? device.metadata.write { _ in
+                let deadline = Date().addingTimeInterval(20)
+                while arrived.load(ordering: .relaxed) < 8 && Date() < deadline { usleep(1000) }
+                usleep(200_000)
+            }
+        }
+        busy.start()
+        usleep(100_000)
+        // Threads of their own, as libfuse's workers are (a dispatch queue may run them
+        // one after another on two cores).
+        let threads = (0..<8).map { _ in
+            Thread {
+                arrived.add(1, ordering: .relaxed)
+                do { try device.core.fsyncDirectory(Inode.root) } catch { failures.withLock { $0.append("\(error)") } }
+                done.add(1, ordering: .relaxed)
+            }
+        }
+        for thread in threads { thread.start() }
+        while done.load(ordering: .relaxed) < 8 { usleep(10_000) }
+        let lines = trace.stop()
+        #expect(failures.withLock { $0 }.isEmpty)
+        let syncs = Self.walSyncs(lines, of: device).count
+        #expect(syncs >= 1 && syncs <= 2, "\(syncs) database syncs for 8 concurrent fsyncs: \(lines)")
+        await device.shutdown()
+    }
+}
