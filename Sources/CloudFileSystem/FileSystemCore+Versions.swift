@@ -63,12 +63,14 @@ extension FileSystemCore {
             // No power cut may leave the new bytes under a row that names others: local
             // content is marked changed and a fill's blocks forgotten, durably, first (a
             // placeholder's cache file means nothing until its row says it is here).
-            switch try self.row(ino).contentState {
-            case .local: try noteContentChange(ino)
-            case .partial:
-                try write { db in try ItemRow.setContentState(.placeholder, of: ino, db) }
-                try syncState()
-            case .placeholder: break
+            try await OffloadedWork.run { () throws(FileSystemError) in
+                switch try self.row(ino).contentState {
+                case .local: try self.noteContentChange(ino)
+                case .partial:
+                    try self.write { db in try ItemRow.setContentState(.placeholder, of: ino, db) }
+                    try self.syncState()
+                case .placeholder: break
+                }
             }
             try await cache.installDurably(temporary, as: ino, mtime: now)
         } catch {

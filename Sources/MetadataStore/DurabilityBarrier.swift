@@ -26,9 +26,10 @@ final class DurabilityBarrier: Sendable {
         count.withLock { $0.started } + 1
     }
 
-    /// Inside the writer: nothing to do if a barrier numbered `needed` or later finished.
-    func isCovered(_ needed: UInt64) -> Bool {
-        count.withLock { $0.finished >= needed }
+    /// Inside the writer: a barrier, unless one numbered `needed` or later finished.
+    func commitUnlessCovered(_ needed: UInt64, _ db: Database) throws {
+        guard count.withLock({ $0.finished < needed }) else { return }
+        try commitDurably(db) { _ in }
     }
 
     /// Inside the writer, outside any transaction: `body` (if any) and the counter's bump in

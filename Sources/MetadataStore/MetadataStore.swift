@@ -242,10 +242,7 @@ public final class MetadataStore: Sendable {
     public func syncToDisk() throws(MetadataError) {
         let needed = barrier.needed()
         do {
-            try pool.writeWithoutTransaction { db in
-                guard !barrier.isCovered(needed) else { return }
-                try barrier.commitDurably(db) { _ in }
-            }
+            try pool.writeWithoutTransaction { db in try barrier.commitUnlessCovered(needed, db) }
         } catch {
             throw Self.wrap(error)
         }
@@ -255,21 +252,10 @@ public final class MetadataStore: Sendable {
     public func syncToDisk() async throws(MetadataError) {
         let (needed, barrier) = (barrier.needed(), barrier)
         do {
-            try await pool.writeWithoutTransaction { db in
-                guard !barrier.isCovered(needed) else { return }
-                try barrier.commitDurably(db) { _ in }
-            }
+            try await pool.writeWithoutTransaction { db in try barrier.commitUnlessCovered(needed, db) }
         } catch {
             throw Self.wrap(error)
         }
-    }
-
-    /// A transaction, made durable (with every one before it) when `durable` says so of
-    /// its result: a change that must be on disk before what follows it.
-    public func write<T: Sendable>(durableIf durable: @escaping @Sendable (T) -> Bool, _ body: @escaping @Sendable (Database) throws -> T) async throws(MetadataError) -> T {
-        let result = try await write(body)
-        if durable(result) { try await syncToDisk() }
-        return result
     }
 
     // MARK: Settings
