@@ -115,6 +115,9 @@ let package = Package(
             ]
         ),
         .testTarget(name: "MountTests", dependencies: ["ubiqfs", "SeaweedFSFixture"]),
+        // The power-loss simulator (Tests/PowerCut/power_cut_test.py): a FUSE filesystem that
+        // keeps writes in memory until fsync; kill -9 of it is a power cut.
+        .executableTarget(name: "powercutfs", dependencies: ["FuseKit", "Inodes"], path: "Tests/PowerCutFS"),
     ],
     swiftLanguageModes: [.v6]
 )

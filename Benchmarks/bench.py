@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import tarfile
+import threading
 import time
 from pathlib import Path
 
@@ -862,6 +863,64 @@ class Bench:
             self.record("create_10k", t, count / timed(create))
         self.each(body, settle=True)
 
+    def fsync(self):
+        """What fsync costs: one writer's 4 KiB pwrite + fsync (median and 99th percentile
+        latency), new files each written and fsynced (a careful program's save), eight
+        threads fsyncing at once (shares one database sync on ubiqfs), and the first
+        4 KiB write into each of 200 uploaded files (marked changed on disk before its
+        bytes, so a power cut never hides the change)."""
+        count = int(500 * self.scale) or 50
+        block = os.urandom(4096)
+
+        def latencies(path, n):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+            try:
+                times = []
+                for i in range(n):
+                    os.pwrite(fd, block, (i % 64) * 4096)
+                    start = time.perf_counter()
+                    os.fsync(fd)
+                    times.append(time.perf_counter() - start)
+                return sorted(times)
+            finally:
+                os.close(fd)
+
+        def saves(folder, n):
+            for i in range(n):
+                fd = os.open(folder / f"s{i:05d}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                os.write(fd, block)
+                os.fsync(fd)
+                os.close(fd)
+
+        def concurrent(folder, n):
+            threads = [threading.Thread(target=lambda k=k: latencies(folder / f"t{k}", n)) for k in range(8)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+
+        def body(t, run):
+            folder = t.dir / f"fsync-{run}"
+            folder.mkdir()
+            times = latencies(folder / "log", count)
+            self.record("fsync_4k_median", t, times[len(times) // 2] * 1e6)
+            self.record("fsync_4k_p99", t, times[int(len(times) * 0.99)] * 1e6)
+            self.record("fsync_saves", t, count / timed(lambda: saves(folder, count)))
+            self.record("fsync_8_threads", t, 8 * (count // 4) / timed(lambda: concurrent(folder, count // 4)))
+            committed = t.dir / f"committed-{run}"
+            committed.mkdir()
+            for i in range(200):
+                (committed / f"c{i:03d}").write_bytes(block * 4)
+            t.settle()
+
+            def first_writes():
+                for i in range(200):
+                    fd = os.open(committed / f"c{i:03d}", os.O_WRONLY)
+                    os.pwrite(fd, block, 4096)
+                    os.close(fd)
+            self.record("first_write_committed", t, 200 / timed(first_writes))
+        self.each(body, settle=True)
+
     def ls_10k(self):
         # The folders create_10k leaves: 10k entries each.
         if not all((t.dir / "small-0").exists() for t in self.targets):
@@ -1099,6 +1158,11 @@ WORKLOADS = {
     "write_1g": ("sequential write + fsync", "MB/s", True, ("u/n", ">=", 0.7), ("r/u", "<=", 1 / 1.5)),
     "random_4k": ("4 KiB random reads, warm", "ops/s", True, None, None),
     "create_10k": ("create 10k small files", "files/s", True, ("u/n", ">=", 0.3), ("r/u", "<=", 1 / 3)),
+    "fsync_4k_median": ("4 KiB pwrite + fsync, median latency", "us", False, None, None),
+    "fsync_4k_p99": ("4 KiB pwrite + fsync, 99th percentile", "us", False, None, None),
+    "fsync_saves": ("new files written and fsynced", "files/s", True, None, None),
+    "fsync_8_threads": ("fsyncs by 8 threads at once", "fsyncs/s", True, None, None),
+    "first_write_committed": ("first 4 KiB write into an uploaded file", "files/s", True, None, None),
     "ls_10k_warm": ("ls -l of 10k entries, warm", "s", False, ("u/n", "<=", 1.5), ("r/u", ">=", 1.0)),
     "ls_10k_remount": ("ls -l of 10k entries, after remount", "s", False, ("u/n", "<=", 5.0), ("r/u", ">=", 3.0)),
     "view_10k": ("a file manager's view of 10k entries (list + lstat)", "s", False, ("u/n", "<=", 1.5), ("r/u", ">=", 1.0)),
@@ -1235,7 +1299,7 @@ def main():
     print(f"\nwritten to {out}")
 
 
-GROUPS = {"write": "write_1g", "read": "reread_1g", "placeholder": "placeholder", "heads": "heads", "create": "create_10k",
+GROUPS = {"write": "write_1g", "read": "reread_1g", "placeholder": "placeholder", "heads": "heads", "create": "create_10k", "fsync": "fsync",
           "ls": "ls_10k", "desktop": "desktop", "nautilus": "nautilus", "git": "git_tree", "build": "build", "memory": "memory",
           "far": "far_small", "far-large": "far_large"}
 

@@ -1,4 +1,5 @@
 import MetadataStore
+import SyncEngine
 
 /// Whether the last daemon of this state dir stopped cleanly: a mark in the database,
 /// written durably after the last push of a clean stop and removed at the next start. A
@@ -7,10 +8,12 @@ import MetadataStore
 public enum CleanStop {
     static let key = "cleanStop"
 
-    /// True if the last stop was clean; the mark is removed (durably with the rest of
-    /// startup, `DeviceStack.open`).
+    /// True if the last stop was clean, or there was none (a new state dir: no device
+    /// identity yet); the mark is removed (durably with the rest of startup,
+    /// `DeviceStack.open`).
     static func consume(_ metadata: MetadataStore) throws(MetadataError) -> Bool {
         try metadata.write { db in
+            guard try MetadataStore.setting(SettingKey.deviceID, db) != nil else { return true }
             let clean = try MetadataStore.setting(key, db) != nil
             if clean { try MetadataStore.removeSetting(key, db) }
             return clean

@@ -377,14 +377,11 @@ extension FileSystemCore {
             if let size = changes.size {
                 guard row.itemKind == .file else { throw FileSystemError(row.itemKind == .directory ? .isDirectory : .invalid) }
                 guard size >= 0 else { throw FileSystemError(.invalid) }
-                if row.contentState != .local && size != 0 { return nil }
+                // A placeholder's content is needed first, unless it is cut to 0 or empty.
+                if row.contentState != .local && size != 0 && row.size != 0 { return nil }
                 try noteContentChange(ino)
-                if row.contentState != .local {
-                    try makeEmptyLocal(ino)
-                } else {
-                    let result = Glibc.truncate(cache.path(for: ino), off_t(size))
-                    guard result == 0 else { throw Self.localFailure(errno, "truncate failed") }
-                }
+                if row.contentState != .local { try makeEmptyLocal(ino) }
+                guard Glibc.truncate(cache.path(for: ino), off_t(size)) == 0 else { throw Self.localFailure(errno, "truncate failed") }
                 row = try self.row(ino)
             }
             if let mode = changes.mode {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Conformance tests with programs from Debian and PyPI against real mounts: the
 # hypothesis differential test (native folder vs mount), fio with crc32c verification,
-# and stress-ng's rename, dentry and xattr stressors. Prints `conformance: N passed, M failed`.
+# stress-ng's rename, dentry and xattr stressors, and the power-cut test (Tests/PowerCut).
+# Prints `conformance: N passed, M failed`.
 # UBIQFS_BIN: the binary (default .build/debug/ubiqfs).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -67,6 +68,11 @@ stress() {
         && "$UBIQFS_BIN" status "$mnt" >/dev/null
 }
 check "stress-ng rename, dentry, xattr" stress
+
+# Power cuts under the state dir (powercutfs), checked against every fsync promise; the
+# control on a plain folder and the checker's self-test first. Prints its seed to replay.
+check "power-cut test (control, self-test, seeded cuts through a real mount)" \
+    env POWERCUTFS_BIN="${POWERCUTFS_BIN:-$(dirname "$UBIQFS_BIN")/powercutfs}" python3 Tests/PowerCut/power_cut_test.py --self-test
 
 echo "conformance: $passed passed, $failed failed"
 test "$failed" -eq 0

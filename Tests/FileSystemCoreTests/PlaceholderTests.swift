@@ -84,6 +84,28 @@ import Testing
         await b.shutdown()
     }
 
+    /// An empty placeholder has nothing to fetch: growing it makes it local at once (it
+    /// failed with EIO, "keeps changing", waiting for a download that had nothing to do).
+    @Test func growingAnEmptyPlaceholderNeedsNoDownload() async throws {
+        let (a, b, remote) = try await placeholder([], on: InMemoryStore())
+        try await a.write("evicted", "")
+        try await a.sync()
+        let evicted = try #require(a.inode("evicted"))
+        try a.core.evict(evicted)
+        for (device, ino, path) in [(a, evicted, "evicted"), (b, remote, "remote.txt")] {
+            let attributes = try await device.core.setAttributes(ino, AttributeChanges(size: 50), handle: nil)
+            #expect(attributes.size == 50)
+            #expect(try await device.readBytes(path) == [UInt8](repeating: 0, count: 50))
+        }
+        try await a.sync()
+        try await b.sync()
+        try await a.sync()
+        #expect(try await a.readBytes("remote.txt").count == 50)
+        #expect(try await b.readBytes("evicted").count == 50)
+        await a.shutdown()
+        await b.shutdown()
+    }
+
     /// O_TRUNC needs none of the old content: it opens with the store away.
     @Test func openingAPlaceholderWithTruncateFetchesNothing() async throws {
         let store = InMemoryStore()
