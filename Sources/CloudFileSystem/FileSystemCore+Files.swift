@@ -68,11 +68,8 @@ extension FileSystemCore {
             if !truncate && row.size > 0 { return try openPartial(row, flags: flags) }
             // Nothing to download when the content is empty (now): a new empty file, so
             // readers of a partial version keep theirs.
-            if truncate && row.size > 0 {
-                try noteContentChange(ino)
-                wrote = true
-            }
-            try makeEmptyLocal(ino)
+            wrote = truncate && row.size > 0
+            try makeEmptyLocal(ino, changed: wrote)
         }
         let fd: Int32
         do { fd = try cache.open(ino, writable: writable) } catch { throw Self.wrap(error) }
@@ -141,12 +138,24 @@ extension FileSystemCore {
     }
 
     /// A write that fetches the rest of a placeholder opened for writing first, if needed.
+    /// The write itself runs off the cooperative pool: the first write to the file just
+    /// fetched (committed content) waits for a database sync.
     public func write(handle: UInt64, bytes: [UInt8], offset: Int64) async throws(FileSystemError) -> Int {
         if needsContentBeforeWrite(handle: handle) { try await fetchContentForWrite(handle: handle) }
-        let written = bytes.withUnsafeBytes { data in
-            Result { () throws(FileSystemError) in try write(handle: handle, data: data, offset: offset) }
+        return try await offloaded { () throws(FileSystemError) -> Int in
+            let written = bytes.withUnsafeBytes { data in
+                Result { () throws(FileSystemError) in try self.write(handle: handle, data: data, offset: offset) }
+            }
+            return try written.get()
         }
-        return try written.get()
+    }
+
+    /// fallocate with a fetch first if needed (as `write`), off the cooperative pool.
+    public func fallocateFetching(handle: UInt64, mode: Int32, offset: Int64, length: Int64, caller: Caller) async throws(FileSystemError) {
+        if needsContentBeforeWrite(handle: handle) { try await fetchContentForWrite(handle: handle) }
+        try await offloaded { () throws(FileSystemError) in
+            try self.fallocate(handle: handle, mode: mode, offset: offset, length: length, caller: caller)
+        }
     }
 
     /// Whether a write or fallocate on this handle must first make the file local
@@ -183,12 +192,26 @@ extension FileSystemCore {
         }
     }
 
-    /// A placeholder or partial file becomes an empty local file (O_TRUNC, truncate to 0).
-    func makeEmptyLocal(_ ino: Inode) throws(FileSystemError) {
+    /// A placeholder or partial file becomes an empty local file (O_TRUNC, truncate);
+    /// `changed`: its committed content was not empty, so the empty file is a change. So
+    /// that no power cut leaves a row claiming bytes the new file lacks, a partial file is
+    /// made a placeholder on disk first (its fill's record goes), and the row says local
+    /// (and changed, in the same transaction) only once the empty file is there.
+    func makeEmptyLocal(_ ino: Inode, changed: Bool) throws(FileSystemError) {
+        if try row(ino).contentState == .partial {
+            try write { db in try ItemRow.setContentState(.placeholder, of: ino, db) }
+            try syncState()
+        }
         cache.remove(ino)
         downloads.partials.forget(ino)
         do { try cache.createEmpty(ino) } catch { throw Self.wrap(error) }
-        try write { db in try ItemRow.setContentState(.local, of: ino, db) }
+        if changed { _ = handles.noteWrite(ino) }
+        try write { db in
+            guard var row = try ItemRow.find(ino: ino, db) else { return }
+            row.contentState = .local
+            if changed { row.markChanged(.content, now: Timestamp.now()) }
+            try row.update(db)
+        }
     }
 
     /// Waits (outside any lease) until a placeholder's content is local; Ctrl-C stops
@@ -379,8 +402,11 @@ extension FileSystemCore {
                 guard size >= 0 else { throw FileSystemError(.invalid) }
                 // A placeholder's content is needed first, unless it is cut to 0 or empty.
                 if row.contentState != .local && size != 0 && row.size != 0 { return nil }
-                try noteContentChange(ino)
-                if row.contentState != .local { try makeEmptyLocal(ino) }
+                if row.contentState != .local {
+                    try makeEmptyLocal(ino, changed: true)
+                } else {
+                    try noteContentChange(ino)
+                }
                 guard Glibc.truncate(cache.path(for: ino), off_t(size)) == 0 else { throw Self.localFailure(errno, "truncate failed") }
                 row = try self.row(ino)
             }

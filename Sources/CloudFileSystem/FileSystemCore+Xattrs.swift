@@ -140,6 +140,9 @@ extension FileSystemCore {
                 return true
             }
             if evicted {
+                // On disk before the content goes: a fill started later would otherwise
+                // leave, after a power cut, a row saying "local" over its sparse file.
+                do { try metadata.syncToDisk() } catch { throw Self.wrap(error) }
                 cache.remove(ino)
                 downloads.partials.forget(ino)
                 cache.reserve.restore()

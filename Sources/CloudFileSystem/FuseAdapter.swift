@@ -297,8 +297,7 @@ public final class FuseAdapter: FuseOperations {
     public func fallocate(_ request: FuseRequest, ino: Inode, handle: UInt64, mode: Int32, offset: Int64, length: Int64) {
         let caller = Self.caller(request)
         reply(request, "fallocate") { core throws(FileSystemError) in
-            if core.needsContentBeforeWrite(handle: handle) { try await core.fetchContentForWrite(handle: handle) }
-            try core.fallocate(handle: handle, mode: mode, offset: offset, length: length, caller: caller)
+            try await core.fallocateFetching(handle: handle, mode: mode, offset: offset, length: length, caller: caller)
             request.reply(error: 0)
         }
     }

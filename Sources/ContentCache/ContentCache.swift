@@ -46,8 +46,8 @@ public final class ContentCache: Sendable {
     /// Makes the item's content an empty local file (new files, O_TRUNC on a placeholder).
     public func createEmpty(_ ino: Inode) throws(CacheError) {
         do {
-            folderChanged.store(true, ordering: .releasing)
             let fd = try Syscall.check("open") { Glibc.open(path(for: ino), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+            folderChanged.store(true, ordering: .releasing)
             close(fd)
         } catch {
             throw CacheError("cannot create the cache file of inode \(ino)", error)
@@ -62,9 +62,9 @@ public final class ContentCache: Sendable {
     /// A new sparse file of `size` bytes for a fill (`O_EXCL`: the caller removed the old
     /// one); its descriptor, which the caller closes.
     public func createSparse(_ ino: Inode, size: Int64) throws(CacheError) -> Int32 {
-        folderChanged.store(true, ordering: .releasing)
         let fd = Glibc.open(path(for: ino), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw CacheError("cannot create the cache file of inode \(ino)", SystemError(errno: errno, call: "open")) }
+        folderChanged.store(true, ordering: .releasing)
         guard ftruncate(fd, off_t(size)) == 0 else {
             let error = SystemError(errno: errno, call: "ftruncate")
             close(fd)
@@ -128,8 +128,8 @@ public final class ContentCache: Sendable {
         futimens(temporary.fd, &times)
         do {
             try Syscall.check("fsync") { fsync(temporary.fd) }
-            folderChanged.store(true, ordering: .releasing)
             try Syscall.check("rename") { rename(temporary.path, path(for: ino)) }
+            folderChanged.store(true, ordering: .releasing)
         } catch {
             throw CacheError("cannot install downloaded content of inode \(ino)", error)
         }

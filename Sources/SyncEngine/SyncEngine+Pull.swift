@@ -96,15 +96,27 @@ extension SyncEngine {
         uncertain = nil
         if seq == pending.seq && record.commit == pending.commit {
             logger.notice("journal \(seq) is this device's commit whose reply was lost; settled, not committed again")
-            let plan = try await calls.read("cannot read items for journal \(seq)") { db in
+            var plan = try await calls.read("cannot read items for journal \(seq)") { db in
                 pending.settlingPlan(for: record) { id in try? ItemRow.find(id: id, db)?.inode }
             }
+            if pending.plan == nil { plan.entries = plan.entries.map(keepingLaterWrites) }
             try await committed(plan, seq: seq, record: record, hash: hash)
         } else {
             _ = try await calls.write("cannot clear the uncertain commit") { db in
                 try MetadataStore.removeSetting(SettingKey.uncertainCommit, db)
             }
         }
+    }
+
+    /// A plan rebuilt after a restart knows no write generation: a file whose cache file is
+    /// not the committed version (a write after the upload read it, which its row may not
+    /// record) stays changed, to be pushed again.
+    private nonisolated func keepingLaterWrites(_ entry: PushPlan.Entry) -> PushPlan.Entry {
+        guard case .upsert(let item) = entry.change, item.kind == .file, !entry.nameOnly,
+              let status = cache.status(entry.ino), status.size != item.size || status.mtime != item.mtime else { return entry }
+        var entry = entry
+        entry.changeGen = -1
+        return entry
     }
 
     /// Applies one record under exclusive leases on every item it touches and their
@@ -175,13 +187,16 @@ extension SyncEngine {
     func finish(_ outcome: ApplyOutcome, releasing leases: LeaseSet) async {
         resurrected = outcome.resurrected
         for (ino, mtime) in outcome.mtimes { cache.setModificationTime(ino, nanoseconds: mtime) }
+        var durable = true
         if !outcome.droppedContent.isEmpty {
             do { try await metadata.syncToDisk() } catch {
-                logger.error("cannot make the state database durable before dropping replaced content: \(error)")
+                // The stale files stay (a placeholder's row ignores them) until a fill replaces them.
+                logger.error("cannot make the state database durable; replaced content is kept on disk for now: \(error)")
+                durable = false
             }
         }
         for ino in outcome.droppedContent {
-            cache.remove(ino)
+            if durable { cache.remove(ino) }
             downloads.partials.forget(ino)
             activity.contentDiscarded(ino)
         }
