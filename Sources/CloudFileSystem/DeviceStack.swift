@@ -1,7 +1,9 @@
 import ContainerCrypto
 import ContainerStore
 import ContentCache
+import CSystemShims
 import FileCoordinator
+import Glibc
 import ItemModel
 import Logging
 import MetadataStore
@@ -62,8 +64,13 @@ public struct DeviceStack: Sendable {
         )
     }
 
-    /// After the last push of a clean stop (`CleanStop`).
-    public func markCleanStop() throws(MetadataError) {
+    /// After the last push of a clean stop (`CleanStop`): the state dir's filesystem synced
+    /// first (every cache file), so that "clean" means on disk.
+    public func markCleanStop() throws {
+        let fd = Glibc.open(cache.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw SystemError(errno: errno, call: "open \(cache.directory)") }
+        defer { close(fd) }
+        guard syncfs(fd) == 0 else { throw SystemError(errno: errno, call: "syncfs \(cache.directory)") }
         try CleanStop.mark(metadata)
     }
 }

@@ -69,6 +69,7 @@ extension FileSystemCore {
                 case .partial:
                     try self.write { db in try ItemRow.setContentState(.placeholder, of: ino, db) }
                     try self.syncState()
+                    self.downloads.partials.forget(ino)
                 case .placeholder: break
                 }
             }

@@ -42,7 +42,7 @@ public enum StateReconciler {
                 outcome.resized.append(item.itemName.description)
             }
             if afterCrash {
-                outcome.changed = try ItemRow.locallyChangedFiles(db).count
+                outcome.changed = try ItemRow.locallyChangedFileCount(db)
             }
             return outcome
         }

@@ -196,12 +196,12 @@ extension ItemRow {
         return (missing, stray, resized)
     }
 
-    /// Local files changed here and not yet committed, by inode (to say, after a crash,
-    /// which of them may have lost what was not fsynced).
-    public static func locallyChangedFiles(_ db: Database) throws -> [Inode] {
-        try Inode.fetchAll(db, sql: "SELECT ino FROM item WHERE dirty & ? != 0 AND kind = ? AND content = ? AND deleted = 0 ORDER BY ino", arguments: [
+    /// How many local files were changed here and not yet committed (said after a crash:
+    /// what they hold that was not fsynced may be gone).
+    public static func locallyChangedFileCount(_ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE dirty & ? != 0 AND kind = ? AND content = ? AND deleted = 0", arguments: [
             DirtyFlags.content.rawValue, ItemKind.file.rawValue, ContentState.local.rawValue,
-        ])
+        ]) ?? 0
     }
 }
 

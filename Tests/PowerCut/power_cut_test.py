@@ -293,13 +293,17 @@ def cut_laptop(context, laptop, chore, where):
 
 def keep_state(context, device, number):
     """With UBIQFS_POWERCUT_KEEP_LOGS: the laptop's state dir as the cut left it (database
-    and cache) before the mount that follows it, for a closer look at what broke."""
+    and cache) before the mount that follows it, and the store's journal then, for a closer
+    look at what broke."""
     target = os.environ.get("UBIQFS_POWERCUT_KEEP_LOGS")
     if not target:
         return
     destination = os.path.join(target, f"laptop-state-round{number}")
     shutil.rmtree(destination, ignore_errors=True)
     shutil.copytree(device.state, destination, ignore=shutil.ignore_patterns("control.sock"), dirs_exist_ok=True)
+    journal = os.path.join(device.store, "default", "journal")
+    if os.path.isdir(journal):
+        shutil.copytree(journal, os.path.join(target, f"journal-round{number}"), dirs_exist_ok=True)
 
 
 def round_options(seed, number):
@@ -472,6 +476,9 @@ def main():
             for name in os.listdir(tmp):
                 if name.endswith(".jsonl") or name.endswith(".log"):
                     shutil.copy(os.path.join(tmp, name), os.environ["UBIQFS_POWERCUT_KEEP_LOGS"])
+            journal = os.path.join(tmp, "store", "default", "journal")
+            if os.path.isdir(journal):
+                shutil.copytree(journal, os.path.join(os.environ["UBIQFS_POWERCUT_KEEP_LOGS"], "journal-last"), dirs_exist_ok=True)
         janitor.cleanup()
     say()
     say(f"== done in {time.monotonic() - started:.0f} s; seed {seed}")

@@ -1,9 +1,9 @@
 #ifndef CSYSTEMSHIMS_H
 #define CSYSTEMSHIMS_H
 
-// Linux calls that Swift's Glibc module does not export: xattrs (sys/xattr.h) and the
+// Linux calls that Swift's Glibc module does not export: xattrs (sys/xattr.h), the
 // CLOEXEC-at-creation variants of pipe/accept (GNU extensions), so descriptors never leak
-// into programs the daemon starts.
+// into programs the daemon starts, and syncfs.
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <sys/xattr.h>
@@ -16,6 +16,7 @@
 extern int pipe2(int fds[2], int flags);
 extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
 extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+extern int syncfs(int fd);
 
 /// O_DIRECT, a GNU name: the open flag of I/O around the page cache, which the filesystem
 /// sees in an open's flags.
