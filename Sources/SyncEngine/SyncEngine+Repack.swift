@@ -27,6 +27,13 @@ extension SyncEngine {
         return true
     }
 
+    /// Whether the database's head is still `seq` (the applied record's transaction may
+    /// be ahead of `lastSeq` while its task waits to resume).
+    private func headMatches(_ seq: UInt64) async throws(SyncError) -> Bool {
+        let stored = try await calls.read("cannot read the journal position") { db in try MetadataStore.setting(SettingKey.lastSeq, db) }
+        return stored.flatMap(UInt64.init) == seq
+    }
+
     /// Commits one record of moves at the head (after pulling, when another device took
     /// the key first) and applies it here. Rule W holds for it as for any record: the
     /// packs it names were written by this run and are in no collector's list.
@@ -35,7 +42,11 @@ extension SyncEngine {
         record.format = format.current
         record.relocate = moves
         for _ in 0 ..< 20 {
-            // It follows the head as this device has it, which a lost race moves on.
+            // It follows the head as this device has it, which a lost race moves on. The
+            // key is taken from the seq whose hash `prev` names: a pull that moved the head
+            // while this waited means another try, since the next head's key with the old
+            // head's hash would fork the journal.
+            let head = lastSeq
             record.prev = try await lastRecordHash()
             let bytes: [UInt8]
             do { bytes = try RecordCodec.encode(record) } catch { throw SyncError(code: .store, message: "cannot encode the blob moves", cause: error) }
@@ -43,7 +54,11 @@ extension SyncEngine {
             guard writtenPacks.isDisjoint(with: condemned) else {
                 throw SyncError(code: .busy, message: "another collector condemned the packs this run wrote; its moves are not committed")
             }
-            let key = ContainerLayout.journalKey(lastSeq + 1)
+            guard lastSeq == head, try await headMatches(head) else {
+                try await pullNow()
+                continue
+            }
+            let key = ContainerLayout.journalKey(head + 1)
             let won = try await calls.store("cannot commit \(key)") { store throws(StoreError) in try await store.putIfAbsent(key, bytes) }
             try await pullNow()
             if won { return }
