@@ -206,11 +206,17 @@ extension FileSystemCore {
         downloads.partials.forget(ino)
         do { try cache.createEmpty(ino) } catch { throw Self.wrap(error) }
         if changed { _ = handles.noteWrite(ino) }
-        try write { db in
-            guard var row = try ItemRow.find(ino: ino, db) else { return }
-            row.contentState = .local
-            if changed { row.markChanged(.content, now: Timestamp.now()) }
-            try row.update(db)
+        do {
+            try write { db in
+                guard var row = try ItemRow.find(ino: ino, db) else { return }
+                row.contentState = .local
+                if changed { row.markChanged(.content, now: Timestamp.now()) }
+                try row.update(db)
+            }
+        } catch {
+            // Said again by the next write, as `noteContentChange` does.
+            if changed { handles.unmarkDirty(ino) }
+            throw error
         }
     }
 
