@@ -40,9 +40,9 @@ public struct DeviceStack: Sendable {
         )
         // What startup decided (reconciled rows, this device's identity, the clean-stop mark
         // gone) is on disk before the first change: the database's own name too.
-        try cache.syncFolder()
+        try await OffloadedWork.run { () throws(CacheError) in try cache.syncFolder() }
         try await metadata.syncToDisk()
-        try Syscall.fsyncDirectory(stateDir)
+        try await OffloadedWork.run { () throws(SystemError) in try Syscall.fsyncDirectory(stateDir) }
         // An encrypted container's objects are sealed and opened on their way.
         let store: any ContainerStore = cipher.map { SealedStore(store, cipher: $0) } ?? store
         let handles = HandleTable()
