@@ -198,10 +198,7 @@ extension FileSystemCore {
     /// made a placeholder on disk first (its fill's record goes), and the row says local
     /// (and changed, in the same transaction) only once the empty file is there.
     func makeEmptyLocal(_ ino: Inode, changed: Bool) throws(FileSystemError) {
-        if try row(ino).contentState == .partial {
-            try write { db in try ItemRow.setContentState(.placeholder, of: ino, db) }
-            try syncState()
-        }
+        if try row(ino).contentState == .partial { try forgetFillDurably(ino) }
         cache.remove(ino)
         downloads.partials.forget(ino)
         do { try cache.createEmpty(ino) } catch { throw Self.wrap(error) }
@@ -218,6 +215,15 @@ extension FileSystemCore {
             if changed { handles.unmarkDirty(ino) }
             throw error
         }
+    }
+
+    /// A partial file becomes a placeholder on disk (its fill's record goes with it), before
+    /// other bytes take its cache file's place: no power cut may leave that record
+    /// describing them.
+    func forgetFillDurably(_ ino: Inode) throws(FileSystemError) {
+        try write { db in try ItemRow.setContentState(.placeholder, of: ino, db) }
+        try syncState()
+        downloads.partials.forget(ino)
     }
 
     /// Waits (outside any lease) until a placeholder's content is local; Ctrl-C stops

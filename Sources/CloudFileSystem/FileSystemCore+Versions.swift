@@ -66,10 +66,7 @@ extension FileSystemCore {
             try await OffloadedWork.run { () throws(FileSystemError) in
                 switch try self.row(ino).contentState {
                 case .local: try self.noteContentChange(ino)
-                case .partial:
-                    try self.write { db in try ItemRow.setContentState(.placeholder, of: ino, db) }
-                    try self.syncState()
-                    self.downloads.partials.forget(ino)
+                case .partial: try self.forgetFillDurably(ino)
                 case .placeholder: break
                 }
             }

@@ -26,24 +26,17 @@ final class DurabilityBarrier: Sendable {
         count.withLock { $0.started } + 1
     }
 
-    /// Inside the writer: a barrier, unless one numbered `needed` or later finished.
+    /// Inside the writer, outside any transaction: the counter's bump committed with
+    /// synchronous=FULL, unless a barrier numbered `needed` or later finished.
     func commitUnlessCovered(_ needed: UInt64, _ db: Database) throws {
         guard count.withLock({ $0.finished < needed }) else { return }
-        try commitDurably(db) { _ in }
-    }
-
-    /// Inside the writer, outside any transaction: `body` (if any) and the counter's bump in
-    /// one transaction committed with synchronous=FULL.
-    func commitDurably<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
         let number = count.withLock { count in
             count.started += 1
             return count.started
         }
         try db.execute(sql: "PRAGMA synchronous = FULL")
         defer { try? db.execute(sql: "PRAGMA synchronous = NORMAL") }
-        var result: T?
         try db.inTransaction {
-            result = try body(db)
             try db.execute(
                 sql: "INSERT INTO setting(key, value) VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
                 arguments: [Self.counterKey]
@@ -51,6 +44,5 @@ final class DurabilityBarrier: Sendable {
             return .commit
         }
         count.withLock { $0.finished = max($0.finished, number) }
-        return result!
     }
 }

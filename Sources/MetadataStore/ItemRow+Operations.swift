@@ -68,12 +68,6 @@ extension ItemRow {
         }
     }
 
-    /// A no-op write of the row, so a `durableWrite` has something to make durable (with
-    /// every transaction before it).
-    public static func rewrite(_ ino: Inode, _ db: Database) throws {
-        try db.execute(sql: "UPDATE item SET changeGen = changeGen WHERE ino = ?", arguments: [ino])
-    }
-
     // MARK: Queries
 
     /// Items in the state database, deleted ones still held included (`statfs`).

@@ -229,11 +229,9 @@ public final class MetadataStore: Sendable {
 
     /// A transaction that is on disk when this returns, with every one before it.
     public func durableWrite<T>(_ body: (Database) throws -> T) throws(MetadataError) -> T {
-        do {
-            return try pool.writeWithoutTransaction { db in try barrier.commitDurably(db, body) }
-        } catch {
-            throw Self.wrap(error)
-        }
+        let result = try write(body)
+        try syncToDisk()
+        return result
     }
 
     /// Every transaction committed before this call is on disk when it returns (fsync,

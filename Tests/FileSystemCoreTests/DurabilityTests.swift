@@ -106,13 +106,13 @@ import Testing
         let arrived = Atomic<Int>(0)
         let done = Atomic<Int>(0)
         let trace = try SyscallTrace("fsync,fdatasync")
-        // The writer stays busy until all eight have called fsync (and a little longer,
+        // The writer stays busy until all eight have called fsync (and a second longer,
         // so they queue for it), however slowly a loaded machine starts their threads.
         let busy = Thread {
             _ = try? device.metadata.write { _ in
                 let deadline = Date().addingTimeInterval(20)
                 while arrived.load(ordering: .relaxed) < 8 && Date() < deadline { usleep(1000) }
-                usleep(200_000)
+                usleep(1_000_000)
             }
         }
         busy.start()

@@ -108,6 +108,22 @@ class Workload:
         finally:
             os.close(fd)
 
+    def dsync_write(self):
+        """A write-only O_DSYNC pwrite: acknowledged, it is durable as after fdatasync
+        (ubiqfs serves write-only opens around the page cache, where the kernel sends no
+        fsync after such a write, so the daemon syncs it itself)."""
+        path = self.pick_file()
+        if path is None:
+            return
+        size = len(self.model.current[self.model.tree[path][2]])
+        offset = self.rng.randint(0, size)
+        fd = os.open(self.full(path), os.O_WRONLY | os.O_DSYNC)
+        try:
+            self.write_all(fd, path, self.rng.randbytes(self.rng.randint(1, 8192)), offset, "O_DSYNC pwrite")
+            self.model.fsynced(path)
+        finally:
+            os.close(fd)
+
     def append(self):
         path = self.pick_file()
         if path is None:
@@ -260,7 +276,7 @@ class Workload:
     OPERATIONS = [
         ("create", 14), ("overwrite", 8), ("pwrite", 8), ("append", 8), ("truncate", 5), ("safe_save", 8),
         ("rename_file", 8), ("rename_folder", 2), ("unlink", 5), ("mkdir", 5), ("rmdir", 3), ("chmod", 6),
-        ("fsync_file", 10), ("fsync_folder", 6),
+        ("fsync_file", 10), ("fsync_folder", 6), ("dsync_write", 4),
     ]
     NAMES = [name for name, _ in OPERATIONS]
     WEIGHTS = [weight for _, weight in OPERATIONS]
