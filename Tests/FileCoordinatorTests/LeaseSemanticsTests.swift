@@ -143,9 +143,11 @@ import Testing
             }
         }
         // It holds key 1 while it waits for key 2, and has not touched key 3.
-        try await eventually("multi waits on 2") { coordinator.waiters(2) == ["multi"] }
-        #expect(coordinator.holders(1) == ["multi"])
-        #expect(coordinator.holders(3).isEmpty)
+        // Watched from a thread: the state lasts the 8 s timeout, which a starved pool could miss.
+        let seen = await coordinator.firstSnapshot { $0.waiters(2) == ["multi"] }
+        #expect(seen != nil, "multi never waited on 2")
+        #expect(seen?.holders(1) == ["multi"])
+        #expect(seen?.holders(3) == [])
 
         switch try await value(of: attempt) {
         case .success(let leases):

@@ -69,6 +69,8 @@ import Testing
         let finished = Atomic<Int>(0)
         let timeouts = Atomic<Int>(0)
         let cancellations = Atomic<Int>(0)
+        /// Critical sections entered so far, by everybody: the watchdog's sign of progress.
+        let entered = Atomic<Int>(0)
     }
 
     static func randomRequests(_ rng: inout SplitMix64) -> [LeaseRequest] {
@@ -94,6 +96,7 @@ import Testing
                     do throws(LeaseTimeout) {
                         let leases = try coordinator.acquire(asked, owner: who, timeout: timed ? .microseconds(200) : nil)
                         checker.enter(leases.requests, asked: asked, by: who)
+                        counts.entered.add(1, ordering: .relaxed)
                         if pause > 0 { usleep(pause) }
                         checker.leave(leases.requests)
                         leases.release()
@@ -117,6 +120,7 @@ import Testing
                     let attempt = Task {
                         let leases = try await coordinator.acquire(asked, owner: who)
                         checker.enter(leases.requests, asked: asked, by: who)
+                        counts.entered.add(1, ordering: .relaxed)
                         for _ in 0..<yields { await Task.yield() }
                         checker.leave(leases.requests)
                         leases.release()
@@ -131,12 +135,20 @@ import Testing
             })
         }
 
-        // Watchdog: a deadlock shows up as workers that never finish.
+        // Watchdog: a deadlock (or a lost wake-up) shows up as nobody entering a critical
+        // section any more. A slow run only stalls while a busy two-core machine keeps every
+        // thread of this process from running, never for this long; a deadlock never resolves.
         let workers = Self.threads + Self.tasks
-        // Generous: a deadlock never resolves, while a busy two-core machine running the other
-        // suites beside this one can keep the Tasks from running for many seconds.
-        let deadline = ContinuousClock.now + .seconds(90)
-        while counts.finished.load(ordering: .acquiring) < workers, ContinuousClock.now < deadline {
+        let stall = Duration.seconds(120)
+        var (progress, lastProgress) = (-1, ContinuousClock.now)
+        while counts.finished.load(ordering: .acquiring) < workers {
+            // Looked at before the clock: the watchdog may itself have waited long to run.
+            let now = counts.entered.load(ordering: .relaxed)
+            if now != progress {
+                (progress, lastProgress) = (now, .now)
+            } else if ContinuousClock.now - lastProgress >= stall {
+                break
+            }
             try await Task.sleep(for: .milliseconds(5))
         }
         let done = counts.finished.load(ordering: .acquiring)
@@ -145,7 +157,7 @@ import Testing
             let table = coordinator.snapshot().map { entry in
                 "\(entry.key): holders \(entry.holders.map { "\($0.owner)/\($0.access)" }) waiters \(entry.waiters.map { "\($0.owner)/\($0.access)" })"
             }
-            Issue.record("deadlock suspected (seed \(Self.seed)): \(done)/\(workers) workers finished; table:\n\(table.joined(separator: "\n"))")
+            Issue.record("deadlock suspected (seed \(Self.seed)): nobody entered for \(stall); \(done)/\(workers) workers finished; table:\n\(table.joined(separator: "\n"))")
             return
         }
         #expect(checker.reports.isEmpty, "seed \(Self.seed): \(checker.reports.prefix(5))")

@@ -39,12 +39,25 @@ final class EventLog: Sendable {
 }
 
 extension FileCoordinator {
-    func holders(_ key: Inode) -> [String] {
-        snapshot().first { $0.key == key }?.holders.map(\.owner) ?? []
-    }
+    func holders(_ key: Inode) -> [String] { snapshot().holders(key) }
 
-    func waiters(_ key: Inode) -> [String] {
-        snapshot().first { $0.key == key }?.waiters.map(\.owner) ?? []
+    func waiters(_ key: Inode) -> [String] { snapshot().waiters(key) }
+
+    /// The first snapshot in which `condition` holds, or nil after `limit`. Polled on a
+    /// thread of its own, so a cooperative pool kept busy by other suites cannot make it
+    /// miss a state that lasts only a few seconds.
+    func firstSnapshot(
+        within limit: Duration = .seconds(30), where condition: @escaping @Sendable ([LeaseTableEntry]) -> Bool
+    ) async -> [LeaseTableEntry]? {
+        await onThread {
+            let deadline = ContinuousClock.now + limit
+            while ContinuousClock.now < deadline {
+                let snapshot = self.snapshot()
+                if condition(snapshot) { return snapshot }
+                usleep(200)
+            }
+            return nil
+        }
     }
 
     /// A timed acquisition that is expected to time out; releases (and records a
@@ -113,4 +126,10 @@ extension FileCoordinator {
             throw error
         }
     }
+}
+
+extension [LeaseTableEntry] {
+    func holders(_ key: Inode) -> [String] { first { $0.key == key }?.holders.map(\.owner) ?? [] }
+
+    func waiters(_ key: Inode) -> [String] { first { $0.key == key }?.waiters.map(\.owner) ?? [] }
 }

@@ -30,9 +30,7 @@ import Testing
         let device = try await TestDevice(store: InMemoryStore(), name: "a")
         let (entry, handle) = try device.core.create(parent: Inode.root, name: Array("doc".utf8), mode: 0o644, flags: O_WRONLY, caller: TestDevice.caller)
         _ = try Array("promised".utf8).withUnsafeBytes { try device.core.write(handle: handle, data: $0, offset: 0) }
-        let trace = try SyscallTrace("fsync,fdatasync")
-        try device.core.fsync(handle: handle)
-        let lines = trace.stop()
+        let lines = try await SyscallTrace.of("fsync,fdatasync") { try device.core.fsync(handle: handle) }
         device.core.release(handle: handle)
         let content = lines.firstIndex { Self.isSync($0) && Self.touches($0, cacheOf: entry.ino, in: device) }
         let database = Self.walSyncs(lines, of: device).last
@@ -48,9 +46,7 @@ import Testing
         try await device.write("folder/new", "x")
         try device.rename("folder/new", "folder/renamed")
         let folder = try #require(device.inode("folder"))
-        let trace = try SyscallTrace("fsync,fdatasync")
-        try device.core.fsyncDirectory(folder)
-        let lines = trace.stop()
+        let lines = try await SyscallTrace.of("fsync,fdatasync") { try device.core.fsyncDirectory(folder) }
         #expect(!Self.walSyncs(lines, of: device).isEmpty, "the state database's log was not synced: \(lines)")
         await device.shutdown()
     }
@@ -63,10 +59,10 @@ import Testing
         try await device.sync()
         let ino = try #require(device.inode("db"))
         let handle = try await device.open(ino, flags: O_WRONLY)
-        let trace = try SyscallTrace("fsync,fdatasync,pwrite64")
-        _ = try Array("b".utf8).withUnsafeBytes { try device.core.write(handle: handle, data: $0, offset: 100) }
-        _ = try Array("c".utf8).withUnsafeBytes { try device.core.write(handle: handle, data: $0, offset: 200) }
-        let lines = trace.stop()
+        let lines = try await SyscallTrace.of("fsync,fdatasync,pwrite64") {
+            _ = try Array("b".utf8).withUnsafeBytes { try device.core.write(handle: handle, data: $0, offset: 100) }
+            _ = try Array("c".utf8).withUnsafeBytes { try device.core.write(handle: handle, data: $0, offset: 200) }
+        }
         device.core.release(handle: handle)
         let writes = lines.indices.filter { lines[$0].contains("pwrite64(") && Self.touches(lines[$0], cacheOf: ino, in: device) }
         let syncs = Self.walSyncs(lines, of: device)
@@ -86,11 +82,11 @@ import Testing
         let ino = try #require(device.inode("log"))
         for (flags, expected) in [(O_WRONLY | O_DSYNC, 2), (O_WRONLY | O_SYNC, 2), (O_WRONLY, 0)] {
             let handle = try await device.open(ino, flags: flags)
-            let trace = try SyscallTrace("fsync,fdatasync")
-            for offset in [6, 12] {
-                _ = try Array("entry\n".utf8).withUnsafeBytes { try device.core.write(handle: handle, data: $0, offset: Int64(offset)) }
+            let lines = try await SyscallTrace.of("fsync,fdatasync") {
+                for offset in [6, 12] {
+                    _ = try Array("entry\n".utf8).withUnsafeBytes { try device.core.write(handle: handle, data: $0, offset: Int64(offset)) }
+                }
             }
-            let lines = trace.stop()
             device.core.release(handle: handle)
             #expect(Self.walSyncs(lines, of: device).count == expected, "flags \(String(flags, radix: 8)): \(lines)")
         }
@@ -102,36 +98,53 @@ import Testing
     @Test func concurrentFsyncsShareOneDatabaseSync() async throws {
         let device = try await TestDevice(store: InMemoryStore(), name: "a")
         try await device.write("file", "x")
-        let failures = Mutex<[String]>([])
-        let arrived = Atomic<Int>(0)
-        let done = Atomic<Int>(0)
-        let trace = try SyscallTrace("fsync,fdatasync")
-        // The writer stays busy until all eight have called fsync (and a second longer,
-        // so they queue for it), however slowly a loaded machine starts their threads.
-        let busy = Thread {
-            _ = try? device.metadata.write { _ in
-                let deadline = Date().addingTimeInterval(20)
-                while arrived.load(ordering: .relaxed) < 8 && Date() < deadline { usleep(1000) }
-                usleep(1_000_000)
-            }
-        }
-        busy.start()
-        usleep(100_000)
-        // Threads of their own, as libfuse's workers are (a dispatch queue may run them
-        // one after another on two cores).
-        let threads = (0..<8).map { _ in
-            Thread {
-                arrived.add(1, ordering: .relaxed)
-                do { try device.core.fsyncDirectory(Inode.root) } catch { failures.withLock { $0.append("\(error)") } }
-                done.add(1, ordering: .relaxed)
-            }
-        }
-        for thread in threads { thread.start() }
-        while done.load(ordering: .relaxed) < 8 { usleep(10_000) }
-        let lines = trace.stop()
-        #expect(failures.withLock { $0 }.isEmpty)
+        let (lines, failures) = try await Self.eightFsyncsBehindABusyWriter(device)
+        #expect(failures.isEmpty)
         let syncs = Self.walSyncs(lines, of: device).count
         #expect(syncs >= 1 && syncs <= 2, "\(syncs) database syncs for 8 concurrent fsyncs: \(lines)")
         await device.shutdown()
+    }
+
+    /// Threads of their own, as libfuse's workers are (a dispatch queue may run them one
+    /// after another on two cores), traced alone; the writer stays busy until all eight
+    /// have called fsync (and a second longer, so they queue for it), however slowly a
+    /// loaded machine starts their threads. Runs off the cooperative pool.
+    static func eightFsyncsBehindABusyWriter(_ device: TestDevice) async throws -> (lines: [String], failures: [String]) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                let failures = Mutex<[String]>([])
+                let threads = Mutex<[pid_t]>([])
+                let go = Atomic<Bool>(false)
+                let arrived = Atomic<Int>(0)
+                let done = Atomic<Int>(0)
+                let busy = Thread {
+                    _ = try? device.metadata.write { _ in
+                        let deadline = Date().addingTimeInterval(60)
+                        while arrived.load(ordering: .relaxed) < 8 && Date() < deadline { usleep(1000) }
+                        usleep(1_000_000)
+                    }
+                }
+                busy.start()
+                for _ in 0..<8 {
+                    Thread {
+                        threads.withLock { $0.append(SyscallTrace.currentThread()) }
+                        while !go.load(ordering: .acquiring) { usleep(1000) }
+                        arrived.add(1, ordering: .relaxed)
+                        do { try device.core.fsyncDirectory(Inode.root) } catch { failures.withLock { $0.append("\(error)") } }
+                        done.add(1, ordering: .releasing)
+                    }.start()
+                }
+                while threads.withLock({ $0.count }) < 8 { usleep(1000) }
+                let trace: SyscallTrace
+                do { trace = try SyscallTrace("fsync,fdatasync", threads: threads.withLock { $0 }) } catch {
+                    go.store(true, ordering: .releasing)
+                    while done.load(ordering: .acquiring) < 8 { usleep(10_000) }
+                    return continuation.resume(throwing: error)
+                }
+                go.store(true, ordering: .releasing)
+                while done.load(ordering: .acquiring) < 8 { usleep(10_000) }
+                continuation.resume(returning: (trace.stop(), failures.withLock { $0 }))
+            }.start()
+        }
     }
 }

@@ -1,28 +1,53 @@
 import Foundation
 import Glibc
+import Synchronization
 import Testing
 
-/// The system calls this test process makes, as the kernel sees them: strace attached to
-/// every thread of the process (`-f -p`), with descriptors shown as paths (`-y`). An
-/// oracle outside the code under test for what reaches the disk, and in which order.
+/// The system calls some threads of this test process make, as the kernel sees them:
+/// strace attached to those threads alone (`-p TID`, never `-f`), with descriptors shown
+/// as paths (`-y`). An oracle outside the code under test for what reaches the disk, and
+/// in which order. Only the traced threads pay for ptrace: every other test running in
+/// this process meanwhile goes at full speed.
 final class SyscallTrace {
     private let pid: pid_t
     private let output: String
 
-    /// Starts tracing `calls` (strace's `-e trace=` list) and returns once every thread
-    /// of this process is traced.
-    init(_ calls: String) throws {
+    /// Starts tracing `calls` (strace's `-e trace=` list) on `threads` and returns once
+    /// each of them is traced.
+    init(_ calls: String, threads: [pid_t]) throws {
         output = NSTemporaryDirectory() + "ubiqfs-strace-\(UUID().uuidString)"
-        pid = try Self.spawn(["/usr/bin/strace", "-f", "-y", "-qq", "-e", "trace=\(calls)", "-o", output, "-p", String(getpid())])
-        let deadline = Date().addingTimeInterval(10)
-        while !Self.everyThreadTraced() {
+        let targets = threads.flatMap { ["-p", String($0)] }
+        pid = try Self.spawn(["/usr/bin/strace", "-y", "-qq", "-e", "trace=\(calls)", "-o", output] + targets)
+        let deadline = Date().addingTimeInterval(60)
+        while !threads.allSatisfy(Self.isTraced) {
             guard Date() < deadline, kill(pid, 0) == 0 else { throw TraceError() }
             usleep(10_000)
         }
     }
 
+    /// Runs `body` on a thread of its own, traced alone, and returns its calls in order.
+    static func of(_ calls: String, _ body: @escaping @Sendable () throws -> Void) async throws -> [String] {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result {
+                    let trace = try SyscallTrace(calls, threads: [currentThread()])
+                    let outcome = Result { try body() }
+                    let lines = trace.stop()
+                    try outcome.get()
+                    return lines
+                })
+            }.start()
+        }
+    }
+
+    /// The kernel's id of the calling thread (what `-p` takes).
+    static func currentThread() -> pid_t {
+        let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
+        return pid_t(link.split(separator: "/").last ?? "") ?? getpid()
+    }
+
     struct TraceError: Error, CustomStringConvertible {
-        var description: String { "strace could not attach to the test process (is it installed, is ptrace allowed?)" }
+        var description: String { "strace could not attach to the test's threads (is it installed, is ptrace allowed?)" }
     }
 
     /// Detaches and returns one line per call, in the order the calls were made.
@@ -52,11 +77,8 @@ final class SyscallTrace {
         return pid
     }
 
-    private static func everyThreadTraced() -> Bool {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        return !tasks.isEmpty && tasks.allSatisfy { task in
-            guard let status = try? String(contentsOfFile: "/proc/self/task/\(task)/status", encoding: .utf8) else { return true }
-            return status.split(separator: "\n").contains { $0.hasPrefix("TracerPid:") && !$0.hasSuffix("\t0") }
-        }
+    private static func isTraced(_ thread: pid_t) -> Bool {
+        guard let status = try? String(contentsOfFile: "/proc/self/task/\(thread)/status", encoding: .utf8) else { return false }
+        return status.split(separator: "\n").contains { $0.hasPrefix("TracerPid:") && !$0.hasSuffix("\t0") }
     }
 }
