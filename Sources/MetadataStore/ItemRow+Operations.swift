@@ -41,6 +41,19 @@ extension ItemRow {
         return db.changesCount > 0
     }
 
+    /// An item the store holds that no row stands for (a safe save renamed the new file
+    /// over the original while the push committing it waited for the store): a deleted
+    /// row whose delete is still to push, so that the item goes from the store too.
+    public static func insertDeleteToPush(of item: ItemSnapshot, under parent: Inode?, baseSeq: Int64, _ db: Database) throws {
+        var row = ItemRow(
+            id: item.id, parent: parent, name: item.name, kind: item.kind, mode: item.mode, uid: 0, gid: 0,
+            size: item.size, mtime: item.mtime)
+        row.deleted = true
+        row.baseSeq = baseSeq
+        row.dirtyFlags = .metadata
+        try row.insert(db)
+    }
+
     /// An item created and deleted before any commit: its delete needs no push.
     public static func settleUncommittedDelete(_ ino: Inode, _ db: Database) throws {
         try db.execute(sql: "UPDATE item SET dirty = 0 WHERE ino = ? AND deleted = 1", arguments: [ino])

@@ -184,7 +184,15 @@ extension SyncEngine {
                 case .delete(let id): id
                 }
                 // A safe save may have given the row another item's id meanwhile: leave it dirty.
-                guard row.itemID == committedID else { continue }
+                guard row.itemID == committedID else {
+                    // The item just committed is then nobody's: its delete goes next.
+                    if case .upsert(let item) = entry.change, try ItemRow.find(id: item.id, db) == nil {
+                        let parent = try ItemRow.find(id: item.parent, db)?.inode ?? row.parent
+                        try ItemRow.insertDeleteToPush(of: item, under: parent, baseSeq: Int64(seq), db)
+                        try BaseSnapshots.set(item, seq: seq, db)
+                    }
+                    continue
+                }
                 let contentClean = entry.upload.map { activity.commitContent(entry.ino, generation: $0.writeGeneration) } ?? !entry.nameOnly
                 let unchanged = row.changeGen == entry.changeGen && contentClean
                 switch entry.change {
