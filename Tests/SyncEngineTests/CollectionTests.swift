@@ -65,39 +65,26 @@ import Testing
         await b.shutdown()
     }
 
-    /// A store whose journal commits wait until a collector's sweep is done: the commit
-    /// of a push that decided before the sweep lands after it.
-    final class LateCommits: ContainerStore {
-        let base: InMemoryStore
-        init(_ base: InMemoryStore) { self.base = base }
-        var displayName: String { "late commits" }
+    /// Journal commits wait until a collector's sweep is done: the commit of a push that
+    /// decided before the sweep lands after it.
+    static func lateCommits(_ store: InMemoryStore) -> HookedCommits {
+        HookedCommits(store) { base in
+            guard base.keys.contains(where: { $0.hasSuffix(".condemned") }) else { return }
+            for _ in 0..<500 where await !swept(base) { try? await Task.sleep(for: .milliseconds(10)) }
+        }
+    }
 
-        private func swept() async -> Bool {
-            for key in base.keys where key.hasSuffix(".condemned") {
-                if let bytes = try? await base.get(key), let list = try? RecordCodec.decode(CondemnedList.self, from: bytes), list.swept == true { return true }
-            }
-            return false
+    private static func swept(_ base: InMemoryStore) async -> Bool {
+        for key in base.keys where key.hasSuffix(".condemned") {
+            if let bytes = try? await base.get(key), let list = try? RecordCodec.decode(CondemnedList.self, from: bytes), list.swept == true { return true }
         }
-
-        func putIfAbsent(_ key: String, _ bytes: [UInt8]) async throws(StoreError) -> Bool {
-            if key.hasPrefix(ContainerLayout.journalPrefix) && base.keys.contains(where: { $0.hasSuffix(".condemned") }) {
-                for _ in 0..<500 where await !swept() { try? await Task.sleep(for: .milliseconds(10)) }
-            }
-            return try await base.putIfAbsent(key, bytes)
-        }
-        func get(_ key: String, range: Range<Int64>?) async throws(StoreError) -> [UInt8] { try await base.get(key, range: range) }
-        func put(_ key: String, _ bytes: [UInt8]) async throws(StoreError) { try await base.put(key, bytes) }
-        func exists(_ key: String) async throws(StoreError) -> Bool { try await base.exists(key) }
-        func list(prefix: String, startAfter: String?, limit: Int) async throws(StoreError) -> [String] {
-            try await base.list(prefix: prefix, startAfter: startAfter, limit: limit)
-        }
-        func delete(_ key: String) async throws(StoreError) { try await base.delete(key) }
+        return false
     }
 
     @Test func aWriterThatDedupsAgainstACondemnedBlockWritesItAnew() async throws {
         let store = InMemoryStore()
         let a = try await TestDevice(store: store, name: "a", configuration: Self.formatTwo(grace: .seconds(1)))
-        let b = try await TestDevice(store: LateCommits(store), name: "b", configuration: Self.formatTwo(grace: .seconds(1)))
+        let b = try await TestDevice(store: Self.lateCommits(store), name: "b", configuration: Self.formatTwo(grace: .seconds(1)))
         try await a.write("x.bin", Self.content(1))
         try await a.sync()
         _ = try await a.engine.setRetention(versions: 0, trash: 0)
