@@ -72,5 +72,6 @@ public struct DeviceStack: Sendable {
         defer { close(fd) }
         guard syncfs(fd) == 0 else { throw SystemError(errno: errno, call: "syncfs \(cache.directory)") }
         try CleanStop.mark(metadata)
+        cache.removeDurablyDeleted(metadata.isDurable)
     }
 }

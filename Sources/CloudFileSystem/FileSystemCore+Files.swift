@@ -332,7 +332,8 @@ extension FileSystemCore {
     /// The cache folder's names, then the database (shared with concurrent callers).
     func syncState() throws(FileSystemError) {
         do { try cache.syncFolderIfChanged() } catch { throw Self.wrap(error) }
-        do { try metadata.syncToDisk() } catch { throw Self.wrap(error) }
+        do { try metadata.syncToDisk(makingRoom: spendReserve) } catch { throw Self.wrap(error) }
+        if cache.removeDurablyDeleted(metadata.isDurable) > 0 { cache.reserve.restore() }
     }
 
     /// Whether the handle was opened around the page cache (FOPEN_DIRECT_IO).

@@ -113,14 +113,18 @@ public final class FileSystemCore: Sendable {
     func write<T>(freeing: Bool = false, _ body: (Database) throws -> T) throws(FileSystemError) -> T {
         do {
             guard freeing else { return try metadata.write(body) }
-            return try metadata.write(makingRoom: { [cache, logger] in
-                guard cache.reserve.release() else { return false }
-                logger.warning("the state disk is full; spent the space reserve to let a delete through")
-                return true
-            }, body)
+            return try metadata.write(makingRoom: spendReserve, body)
         } catch {
             throw Self.wrap(error)
         }
+    }
+
+    /// On a full state disk, what frees space (and a sync, which needs a log page) may
+    /// spend the reserve kept for it.
+    func spendReserve() -> Bool {
+        guard cache.reserve.release() else { return false }
+        logger.warning("the state disk is full; spent the space reserve to let a delete or a sync through")
+        return true
     }
 
     static func wrap(_ error: any Error) -> FileSystemError {
@@ -273,7 +277,7 @@ public final class FileSystemCore: Sendable {
             return
         }
         if unused {
-            cache.remove(ino)
+            cache.removeOnceDurable(ino, mark: metadata.durabilityMark())
             // No change of this content is left to push: a write to the item after an edit
             // elsewhere brings it back must be marked for upload again.
             handles.contentDiscarded(ino)

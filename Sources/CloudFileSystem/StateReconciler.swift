@@ -46,7 +46,11 @@ public enum StateReconciler {
             }
             return outcome
         }
-        for ino in outcome.purged + outcome.stray { cache.remove(ino) }
+        // Gone once what decided it is on disk.
+        let mark = metadata.durabilityMark()
+        for ino in outcome.purged + outcome.stray { cache.removeOnceDurable(ino, mark: mark) }
+        try metadata.syncToDisk()
+        cache.removeDurablyDeleted(metadata.isDurable)
         report(outcome, afterCrash: afterCrash, logger: logger)
     }
 

@@ -13,6 +13,7 @@ public final class ContentCache: Sendable {
     public let directory: String
     private let tempDirectory: String
     private let folderChanged = Atomic<Bool>(false)
+    private let pendingRemovals = PendingRemovals()
     /// Room kept on the state disk for deletes when it is full.
     public let reserve: SpaceReserve
 
@@ -45,6 +46,7 @@ public final class ContentCache: Sendable {
 
     /// Makes the item's content an empty local file (new files, O_TRUNC on a placeholder).
     public func createEmpty(_ ino: Inode) throws(CacheError) {
+        pendingRemovals.cancel(ino)
         do {
             let fd = try Syscall.check("open") { Glibc.open(path(for: ino), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600) }
             folderChanged.store(true, ordering: .releasing)
@@ -54,14 +56,39 @@ public final class ContentCache: Sendable {
         }
     }
 
-    /// Drops the content (eviction, remote change, delete); open descriptors keep reading it.
+    /// Drops the content now (eviction, remote change: what the database says of it is
+    /// already on disk); open descriptors keep reading it.
     public func remove(_ ino: Inode) {
+        pendingRemovals.cancel(ino)
+        unlinkContent(ino)
+    }
+
+    /// Drops a deleted item's content once the database sync numbered `mark` (or a later
+    /// one) has finished (`removeDurablyDeleted`).
+    public func removeOnceDurable(_ ino: Inode, mark: UInt64) {
+        pendingRemovals.add(ino, mark: mark)
+    }
+
+    /// Drops the content whose delete `isDurable` now; how many.
+    @discardableResult
+    public func removeDurablyDeleted(_ isDurable: (UInt64) -> Bool) -> Int {
+        pendingRemovals.drain(isDurable: isDurable) { ino in unlinkContent(ino) }
+    }
+
+    /// Whether `ino`'s content waits for its delete to be on disk.
+    public func awaitsRemoval(_ ino: Inode) -> Bool { pendingRemovals.contains(ino) }
+
+    /// Since when the oldest removal waits for a database sync; nil if none waits.
+    public var oldestPendingRemoval: ContinuousClock.Instant? { pendingRemovals.oldest }
+
+    private func unlinkContent(_ ino: Inode) {
         if unlink(path(for: ino)) == 0 { folderChanged.store(true, ordering: .releasing) }
     }
 
     /// A new sparse file of `size` bytes for a fill (`O_EXCL`: the caller removed the old
     /// one); its descriptor, which the caller closes.
     public func createSparse(_ ino: Inode, size: Int64) throws(CacheError) -> Int32 {
+        pendingRemovals.cancel(ino)
         let fd = Glibc.open(path(for: ino), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw CacheError("cannot create the cache file of inode \(ino)", SystemError(errno: errno, call: "open")) }
         folderChanged.store(true, ordering: .releasing)
@@ -126,6 +153,7 @@ public final class ContentCache: Sendable {
     public func install(_ temporary: TemporaryCacheFile, as ino: Inode, mtime: Int64) throws(CacheError) {
         var times = [timespec(tv_sec: 0, tv_nsec: Self.utimeOmit), Timestamp.timespec(mtime)]
         futimens(temporary.fd, &times)
+        pendingRemovals.cancel(ino)
         do {
             try Syscall.check("fsync") { fsync(temporary.fd) }
             try Syscall.check("rename") { rename(temporary.path, path(for: ino)) }

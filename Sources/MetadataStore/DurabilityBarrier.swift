@@ -26,6 +26,11 @@ final class DurabilityBarrier: Sendable {
         count.withLock { $0.started } + 1
     }
 
+    /// The number of the last barrier that finished: everything it covered is on disk.
+    func finishedThrough() -> UInt64 {
+        count.withLock { $0.finished }
+    }
+
     /// Inside the writer, outside any transaction: the counter's bump committed with
     /// synchronous=FULL, unless a barrier numbered `needed` or later finished.
     func commitUnlessCovered(_ needed: UInt64, _ db: Database) throws {

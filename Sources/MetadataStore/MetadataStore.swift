@@ -195,26 +195,34 @@ public final class MetadataStore: Sendable {
     public func write<T>(makingRoom makeRoom: () -> Bool, _ body: (Database) throws -> T) throws(MetadataError) -> T {
         do {
             return try pool.writeWithoutTransaction { db in
-                var checkpointed = false
-                while true {
-                    do {
-                        var result: T?
-                        try db.inTransaction {
-                            result = try body(db)
-                            return .commit
-                        }
-                        return result!
-                    } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL {
-                        if !checkpointed {
-                            checkpointed = true
-                            if (try? db.checkpoint(.passive)) != nil { continue }
-                        }
-                        guard makeRoom() else { throw error }
+                try Self.retryingWhenFull(db, makeRoom) {
+                    var result: T?
+                    try db.inTransaction {
+                        result = try body(db)
+                        return .commit
                     }
+                    return result!
                 }
             }
         } catch {
             throw Self.wrap(error)
+        }
+    }
+
+    /// Runs `attempt` (a whole transaction) again after a checkpoint, then while
+    /// `makeRoom` finds space, as long as the disk is full.
+    private static func retryingWhenFull<T>(_ db: Database, _ makeRoom: () -> Bool, _ attempt: () throws -> T) throws -> T {
+        var checkpointed = false
+        while true {
+            do {
+                return try attempt()
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL {
+                if !checkpointed {
+                    checkpointed = true
+                    if (try? db.checkpoint(.passive)) != nil { continue }
+                }
+                guard makeRoom() else { throw error }
+            }
         }
     }
 
@@ -237,20 +245,31 @@ public final class MetadataStore: Sendable {
     /// Every transaction committed before this call is on disk when it returns (fsync,
     /// fsyncdir, and what must be durable before a file's bytes change). Concurrent callers
     /// share one disk sync.
-    public func syncToDisk() throws(MetadataError) {
+    /// On a full disk the sync's log page comes as a freeing write's does (`makeRoom`).
+    public func syncToDisk(makingRoom makeRoom: () -> Bool = { false }) throws(MetadataError) {
         let needed = barrier.needed()
         do {
-            try pool.writeWithoutTransaction { db in try barrier.commitUnlessCovered(needed, db) }
+            try pool.writeWithoutTransaction { db in
+                try Self.retryingWhenFull(db, makeRoom) { try barrier.commitUnlessCovered(needed, db) }
+            }
         } catch {
             throw Self.wrap(error)
         }
     }
 
+    /// A mark of every transaction committed so far: `isDurable(mark)` once a sync
+    /// covers them (content that may go only after its delete is on disk waits for it).
+    public func durabilityMark() -> UInt64 { barrier.needed() }
+
+    public func isDurable(_ mark: UInt64) -> Bool { barrier.finishedThrough() >= mark }
+
     /// The same for actors, without blocking a cooperative thread.
-    public func syncToDisk() async throws(MetadataError) {
+    public func syncToDisk(makingRoom makeRoom: @escaping @Sendable () -> Bool = { false }) async throws(MetadataError) {
         let (needed, barrier) = (barrier.needed(), barrier)
         do {
-            try await pool.writeWithoutTransaction { db in try barrier.commitUnlessCovered(needed, db) }
+            try await pool.writeWithoutTransaction { db in
+                try Self.retryingWhenFull(db, makeRoom) { try barrier.commitUnlessCovered(needed, db) }
+            }
         } catch {
             throw Self.wrap(error)
         }

@@ -23,6 +23,10 @@ public struct SyncConfiguration: Sendable {
     /// The longest a local change waits while more keep coming (a long build or copy):
     /// until then, polls during the burst only pull.
     public var maxPushDelay: Duration = .seconds(10)
+    /// The longest a deleted file's content waits for a sync of the state database that
+    /// makes its delete durable before it is removed (an fsync by any program is sooner):
+    /// the disk space of an `rm` comes back within it, one database sync for all of them.
+    public var removalDelay: Duration = .seconds(2)
     /// Every this many journal records, the committing device writes a checkpoint.
     public var checkpointInterval: UInt64 = 1000
     /// Operations per journal record, so records stay small enough to read quickly.

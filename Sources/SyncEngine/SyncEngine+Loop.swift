@@ -37,8 +37,25 @@ extension SyncEngine {
                 (syncWaiters, pullWaiters) = ([], [])
                 for waiter in waiters { waiter.resume(returning: .failure(SyncError(code: .paused, message: "sync is paused"))) }
             }
+            await removeDurablyDeletedContent()
             try? await Task.sleep(for: .milliseconds(25))
         }
+    }
+
+    /// Deleted files' content goes once their delete is on disk (`ContentCache`): a
+    /// database sync at most `removalDelay` after the oldest waiting delete.
+    func removeDurablyDeletedContent() async {
+        let now = ContinuousClock.now
+        guard let oldest = cache.oldestPendingRemoval, now - oldest >= configuration.removalDelay, now >= nextRemovalSync else { return }
+        let cache = self.cache
+        do {
+            try await metadata.syncToDisk(makingRoom: { cache.reserve.release() })
+        } catch {
+            logger.error("cannot make deletes durable; their content stays on disk until it can: \(error)")
+            nextRemovalSync = now + max(configuration.removalDelay, .seconds(10))
+            return
+        }
+        if cache.removeDurablyDeleted(metadata.isDurable) > 0 { cache.reserve.restore() }
     }
 
     /// The poll interval while all is well; after failures, doubling up to

@@ -272,11 +272,16 @@ extension SyncEngine {
         guard let candidates = try? await metadata.read({ db in try ItemRow.purgeCandidates(db) }) else { return }
         let unused = candidates.filter { !activity.isReferenced($0) }
         guard !unused.isEmpty else { return }
-        _ = try? await metadata.write { db in
-            for ino in unused {
-                try ItemRow.purgeIfSettled(ino, db)
+        do {
+            try await metadata.write { db in
+                for ino in unused { try ItemRow.purgeIfSettled(ino, db) }
             }
+        } catch {
+            // The rows and their content stay; the next purge, or the next start, frees them.
+            logger.error("cannot purge deleted items: \(error)")
+            return
         }
-        for ino in unused { cache.remove(ino) }
+        let mark = metadata.durabilityMark()
+        for ino in unused { cache.removeOnceDurable(ino, mark: mark) }
     }
 }

@@ -63,6 +63,8 @@ public actor SyncEngine {
     /// Failed cycles in a row: the next poll backs off exponentially (with jitter).
     var failures = 0
     var lastPrune: ContinuousClock.Instant?
+    /// After a failed sync for deletes (`removeDurablyDeletedContent`), the next try.
+    var nextRemovalSync = ContinuousClock.now
     /// When the pull last listed checkpoints to see whether its next record was compacted.
     var lastGapCheck: ContinuousClock.Instant?
     /// A collection this device started by itself, and when the engine started (the first

@@ -4,6 +4,7 @@ import DeviceFixture
 import Foundation
 import Glibc
 import Inodes
+import SyncEngine
 import Synchronization
 import Testing
 
@@ -90,6 +91,30 @@ import Testing
             device.core.release(handle: handle)
             #expect(Self.walSyncs(lines, of: device).count == expected, "flags \(String(flags, radix: 8)): \(lines)")
         }
+        await device.shutdown()
+    }
+
+    /// Removed first, a power cut could undo the delete and keep the removal: the file
+    /// would come back empty. The content goes once a database sync covers the delete
+    /// (here a program's fsync of the folder; else the engine's, `removalDelay` after).
+    @Test func aDeletedFilesContentGoesOnlyAfterItsDeleteIsOnDisk() async throws {
+        var configuration = SyncConfiguration()
+        configuration.removalDelay = .seconds(3600)
+        let device = try await TestDevice(store: InMemoryStore(), name: "a", configuration: configuration)
+        try await device.write("doc", String(repeating: "d", count: 5000))
+        try await device.sync()
+        let ino = try #require(device.inode("doc"))
+        let lines = try await SyscallTrace.of("fsync,fdatasync,unlink,unlinkat") {
+            try device.remove("doc")
+            device.core.forget(ino, count: .max)
+            #expect(device.cache.status(ino)?.size == 5000, "removed before the delete was on disk")
+            try device.core.fsyncDirectory(Inode.root)
+        }
+        #expect(device.cache.status(ino) == nil)
+        let removal = lines.firstIndex { $0.contains("unlink") && $0.contains("\(device.stateDir)/cache/\(ino.rawValue)") }
+        let sync = Self.walSyncs(lines, of: device).first
+        #expect(removal != nil && sync != nil, "\(lines)")
+        if let removal, let sync { #expect(sync < removal, "the content went before its delete was on disk: \(lines)") }
         await device.shutdown()
     }
 

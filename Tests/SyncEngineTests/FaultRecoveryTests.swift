@@ -25,6 +25,11 @@ import Testing
         try device.remove("draft.bin")
         // The kernel forgets unlinked inodes; this test's lookups stand in for its own.
         for ino in inodes { device.core.forget(ino, count: .max) }
+        // Once the deletes are on disk: the engine syncs the database for them on its own.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while inodes.contains(where: { device.cache.status($0) != nil }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         for ino in inodes { #expect(device.cache.status(ino) == nil) }
         #expect(device.core.cacheBytes() < 1 << 21)
 

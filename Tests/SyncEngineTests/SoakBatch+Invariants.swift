@@ -217,6 +217,7 @@ extension SoakBatch {
         // Local and partial files have a cache file (a partial one is a sparse file of the item's size).
         let local = Dictionary(uniqueKeysWithValues: rows.filter { !$0.deleted && $0.itemKind == .file && $0.contentState.hasCacheFile }.map { ($0.inode, $0) })
         for (ino, row) in local {
+            if device.cache.awaitsRemoval(ino) { fail("\(device.name): \(row.itemName) is \(row.contentState) but its content awaits removal") }
             guard let size = sizes[ino] else {
                 fail("\(device.name): \(row.itemName) is \(row.contentState) but has no cache file")
                 continue
@@ -224,7 +225,8 @@ extension SoakBatch {
             // A dirty row's size is not updated by writes (only an offline device has some).
             if row.dirtyFlags.isEmpty && size != row.size { fail("\(device.name): \(row.itemName) has size \(row.size), its cache file \(size)") }
         }
-        for ino in sizes.keys where local[ino] == nil && ino != open {
+        // A deleted file's content stays until its delete is on disk.
+        for ino in sizes.keys where local[ino] == nil && ino != open && !device.cache.awaitsRemoval(ino) {
             let row = rows.first { $0.inode == ino }
             fail("\(device.name): orphan cache file cache/\(ino) (\(row.map { "\($0.itemName) deleted=\($0.deleted) content=\($0.contentState)" } ?? "no row"))")
         }

@@ -382,6 +382,7 @@ import Testing
         if forgotten {
             a.core.forget(ino, count: .max)
             try a.core.unlink(parent: Inode.root, name: Array("f.txt".utf8), directory: false)
+            try a.core.fsyncDirectory(Inode.root)  // the delete on disk, its content goes
             #expect(a.cache.status(ino) == nil)
         } else {
             try a.remove("f.txt")

@@ -1,6 +1,7 @@
 import ContainerStore
 import DeviceFixture
 import Foundation
+import Inodes
 import ItemModel
 import MetadataStore
 @testable import SyncEngine
@@ -194,6 +195,7 @@ import Testing
         while store.calls.puts < 2 { try await Task.sleep(for: .milliseconds(5)) }
         try a.remove("big.bin")
         a.core.forget(ino, count: .max)
+        try a.core.fsyncDirectory(Inode.root)  // the delete on disk, its content goes
         #expect(a.cache.status(ino) == nil)
         await push.value
         try await a.sync()
