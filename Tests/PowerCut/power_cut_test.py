@@ -131,7 +131,7 @@ class Context:
     def __init__(self, seed, rounds, tmp, janitor, watchdog, report, binaries):
         self.seed, self.rounds, self.tmp, self.janitor, self.watchdog, self.report = seed, rounds, tmp, janitor, watchdog, report
         self.ubiqfs, self.powercutfs = binaries
-        self.sim = Simulator(self.powercutfs, os.path.join(tmp, "backing"), os.path.join(tmp, "sim"), os.path.join(tmp, "powercutfs.log"), janitor)
+        self.sim = Simulator(self.powercutfs, os.path.join(tmp, "backing"), os.path.join(tmp, "sim"), os.path.join(tmp, "powercutfs.log"), janitor, seed)
 
 
 def fsync_path(path):
@@ -236,6 +236,7 @@ def run_ubiqfs(context, deadline):
             chore = pick_chore(context.seed, number, laptop)
             _, cut, where, took = run.round(number, extra_wait=0.5, chore=chore)
             where += f" options={' '.join(options) or 'none'}" + (f" chore={chore.kind}" if chore else "")
+            where += f" sim-commits={context.sim.interval or 'none'}"
             log_before = read_text(laptop.log_path)
             done = cut_laptop(context, laptop, chore, where)
             keep_log(context, f"laptop-round{number}-before-cut.log", log_before)

@@ -127,15 +127,24 @@ class Watchdog(threading.Thread):
 
 
 class Simulator:
-    """powercutfs serving `mountpoint` from `backing`; `cut` is kill -9."""
+    """powercutfs serving `mountpoint` from `backing`; `cut` is kill -9. Each start picks
+    (by seed) whether the simulated journal also commits names by itself, and how often, as
+    ext4's does every 5 s: a delete or rename nobody fsynced may then survive the cut while
+    the state database's record of it does not."""
 
-    def __init__(self, binary, backing, mountpoint, log, janitor):
+    INTERVALS = (None, 0.3, 1.0, 3.0)
+
+    def __init__(self, binary, backing, mountpoint, log, janitor, seed):
         self.binary, self.backing, self.mountpoint, self.log_path, self.janitor = binary, backing, mountpoint, log, janitor
         self.process = None
+        self.rng = random.Random(f"{seed}:simulator")
+        self.interval = None
 
     def start(self):
         log = open(self.log_path, "ab")
-        self.process = subprocess.Popen([self.binary, self.backing, self.mountpoint], stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
+        self.interval = self.rng.choice(self.INTERVALS)
+        commits = ["--commit-interval", str(self.interval)] if self.interval else []
+        self.process = subprocess.Popen([self.binary, *commits, self.backing, self.mountpoint], stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
         log.close()
         self.janitor.track(self.process.pid)
         deadline = time.monotonic() + 30

@@ -61,6 +61,17 @@ final class PowerCutFileSystem: FuseOperations {
         }
     }
 
+    /// The journal's own periodic commit (`--commit-interval`): names and metadata, no data.
+    func commitMetadata() {
+        do throws(BackingError) {
+            try backing.withLock { backing throws(BackingError) in
+                try backing.append(tree.withLock { $0.prepareCommit(syncing: nil) })
+            }
+        } catch {
+            log("a periodic commit failed: \(error)")
+        }
+    }
+
     /// A clean unmount writes everything back (umount syncs a real disk too).
     func commitEverything() throws(BackingError) {
         try backing.withLock { backing throws(BackingError) in

@@ -1,5 +1,6 @@
 import FuseKit
 internal import Glibc
+internal import Foundation
 
 // powercutfs BACKING MOUNTPOINT: a FUSE filesystem that keeps every write in memory until it
 // is fsynced, as a disk's page cache does, and persists what an fsync made durable in
@@ -7,7 +8,7 @@ internal import Glibc
 // `Backing` for the layout and `Tree` for the model (ext4 data=ordered without writeback).
 
 let usage = """
-    usage: powercutfs [--verbose] BACKING MOUNTPOINT
+    usage: powercutfs [--verbose] [--commit-interval SECONDS] BACKING MOUNTPOINT
 
     Mounts MOUNTPOINT and serves it in the foreground until it is unmounted (exit 0) or the
     process is killed. BACKING (made if missing) holds the durable state; at start the tree is
@@ -16,7 +17,10 @@ let usage = """
 
     The model: any fsync, fdatasync or fsyncdir commits every earlier change of names and
     metadata at once; a regular file's content and size become durable only by its own
-    fsync or fdatasync (a file never synced comes back empty).
+    fsync or fdatasync (a file never synced comes back empty). With --commit-interval, the
+    names and metadata are also committed every SECONDS by themselves, as ext4's journal
+    commits every 5 s: what a program never fsynced may then survive a cut in part (a delete,
+    a rename), in any order against the program's own files.
     """
 
 /// One line on stderr.
@@ -31,9 +35,14 @@ func fail(_ message: String) -> Never {
 }
 
 var verbose = false
+var commitInterval: Double?
 var positional: [String] = []
-for argument in CommandLine.arguments.dropFirst() {
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
     switch argument {
+    case "--commit-interval":
+        guard let value = arguments.popFirst().flatMap(Double.init), value > 0 else { fail("--commit-interval needs a number of seconds") }
+        commitInterval = value
     case "-h", "--help":
         print(usage)
         exit(0)
@@ -82,6 +91,14 @@ do throws(FuseError) {
         operations: filesystem, arguments: ["powercutfs", "-o", "default_permissions,fsname=powercutfs,subtype=powercutfs"]
     )
     try session.mount(at: mountpoint)
+    if let commitInterval {
+        Thread {
+            while true {
+                usleep(UInt32(commitInterval * 1_000_000))
+                filesystem.commitMetadata()
+            }
+        }.start()
+    }
     try session.run(maxThreads: 8)
     session.unmount()
 } catch {
