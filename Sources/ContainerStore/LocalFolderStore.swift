@@ -7,6 +7,7 @@ import ItemModel
 /// every POSIX filesystem, including NFS.
 public struct LocalFolderStore: ContainerStore {
     public let base: String
+    private let folder: StoreFolder
     public var displayName: String { base }
 
     public init(root: String, container: String) throws(StoreError) {
@@ -14,6 +15,7 @@ public struct LocalFolderStore: ContainerStore {
             throw StoreError(code: .invalidKey, message: "container name '\(container)' is not a valid folder name")
         }
         base = (root.hasSuffix("/") ? String(root.dropLast()) : root) + "/" + container
+        folder = StoreFolder(base: base)
         do {
             try Syscall.makeDirectories(base + "/.tmp")
         } catch {
@@ -22,16 +24,11 @@ public struct LocalFolderStore: ContainerStore {
     }
 
     public func get(_ key: String, range: Range<Int64>?) async throws(StoreError) -> [UInt8] {
-        let path = try self.path(key)
+        try checkKey(key)
         return try await OffloadedWork.run { () throws(StoreError) -> [UInt8] in
-            let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-            if fd == -1 {
-                let code = errno
-                if code == ENOENT || code == ENOTDIR {
-                    try checkReachable()
-                    throw StoreError(code: .notFound, message: "no object \(key)")
-                }
-                throw Self.failure("cannot open \(key)", code, "open")
+            guard let place = try folder.place(of: key, create: false), let fd = try folder.openObject(place, key: key) else {
+                try checkReachable()
+                throw StoreError(code: .notFound, message: "no object \(key)")
             }
             defer { close(fd) }
             var info = stat()
@@ -48,44 +45,43 @@ public struct LocalFolderStore: ContainerStore {
     }
 
     public func put(_ key: String, _ bytes: [UInt8]) async throws(StoreError) {
-        let path = try self.path(key)
+        try checkKey(key)
         try await OffloadedWork.run { () throws(StoreError) in
-            let temp = try writeTemp(bytes, for: key)
-            if rename(temp, path) != 0 {
+            let (temp, place) = try writeTemp(bytes, for: key)
+            if renameat(temp.folder, temp.leaf, place.folder, place.leaf) != 0 {
                 let code = errno
-                unlink(temp)
-                throw Self.failure("cannot store \(key)", code, "rename")
+                unlinkat(temp.folder, temp.leaf, 0)
+                throw Self.failure("cannot store \(key)", code, "renameat")
             }
-            try syncParent(of: path)
+            try sync(place.folder, of: key)
         }
     }
 
     public func putIfAbsent(_ key: String, _ bytes: [UInt8]) async throws(StoreError) -> Bool {
-        let path = try self.path(key)
+        try checkKey(key)
         return try await OffloadedWork.run { () throws(StoreError) -> Bool in
-            let temp = try writeTemp(bytes, for: key)
-            defer { unlink(temp) }
-            if link(temp, path) != 0 {
+            let (temp, place) = try writeTemp(bytes, for: key)
+            defer { unlinkat(temp.folder, temp.leaf, 0) }
+            if linkat(temp.folder, temp.leaf, place.folder, place.leaf, 0) != 0 {
                 let code = errno
                 if code == EEXIST { return false }
-                throw Self.failure("cannot store \(key)", code, "link")
+                throw Self.failure("cannot store \(key)", code, "linkat")
             }
-            try syncParent(of: path)
+            try sync(place.folder, of: key)
             return true
         }
     }
 
     public func exists(_ key: String) async throws(StoreError) -> Bool {
-        let path = try self.path(key)
+        try checkKey(key)
         return try await OffloadedWork.run { () throws(StoreError) -> Bool in
             var info = stat()
-            if lstat(path, &info) == 0 { return true }
-            let code = errno
-            if code == ENOENT || code == ENOTDIR {
-                try checkReachable()
-                return false
+            if let place = try folder.place(of: key, create: false) {
+                if fstatat(place.folder, place.leaf, &info, AT_SYMLINK_NOFOLLOW) == 0 { return true }
+                guard errno == ENOENT else { throw Self.failure("cannot check \(key)", errno, "fstatat") }
             }
-            throw Self.failure("cannot check \(key)", code, "lstat")
+            try checkReachable()
+            return false
         }
     }
 
@@ -101,18 +97,18 @@ public struct LocalFolderStore: ContainerStore {
     private func listObjects(prefix: String, startAfter: String?, limit: Int, sized: Bool) async throws(StoreError) -> [StoredObject] {
         // Prefixes name a folder plus the start of a file name ("journal/" or "blocks/ab").
         let slash = prefix.lastIndex(of: "/")
-        let folder = slash.map { String(prefix[..<$0]) } ?? ""
+        let relative = slash.map { String(prefix[..<$0]) } ?? ""
         let namePrefix = slash.map { String(prefix[prefix.index(after: $0)...]) } ?? prefix
-        if !folder.isEmpty { _ = try path(folder) }
-        let directory = folder.isEmpty ? base : base + "/" + folder
+        if !relative.isEmpty { try checkKey(relative) }
         return try await OffloadedWork.run { () throws(StoreError) -> [StoredObject] in
-            guard let dir = opendir(directory) else {
+            guard let fd = try folder.openFolder(relative, for: "the listing of \(prefix)") else {
+                try checkReachable()
+                return []
+            }
+            guard let dir = fdopendir(fd) else {
                 let code = errno
-                if code == ENOENT {
-                    try checkReachable()
-                    return []
-                }
-                throw Self.failure("cannot list \(prefix)", code, "opendir")
+                close(fd)
+                throw Self.failure("cannot list \(prefix)", code, "fdopendir")
             }
             defer { closedir(dir) }
             var keys: [String] = []
@@ -121,7 +117,7 @@ public struct LocalFolderStore: ContainerStore {
                     String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
                 }
                 if name.hasPrefix(".") || !name.hasPrefix(namePrefix) { continue }
-                let key = folder.isEmpty ? name : folder + "/" + name
+                let key = relative.isEmpty ? name : relative + "/" + name
                 if let startAfter, key <= startAfter { continue }
                 keys.append(key)
             }
@@ -135,18 +131,20 @@ public struct LocalFolderStore: ContainerStore {
     }
 
     /// inotify on the prefix's folder (created if missing, so a watch can start before
-    /// the first commit).
+    /// the first commit); never through a symlink.
     public func watch(prefix: String, onChange: @escaping @Sendable () -> Void) -> (any StoreWatch)? {
-        guard let slash = prefix.lastIndex(of: "/"), let folder = try? path(String(prefix[..<slash])) else { return nil }
-        try? Syscall.makeDirectories(folder, mode: 0o755)
-        return LocalFolderWatch(directory: folder, onChange: onChange)
+        guard let slash = prefix.lastIndex(of: "/") else { return nil }
+        let relative = String(prefix[..<slash])
+        guard (try? checkKey(relative)) != nil, (try? folder.place(of: relative + "/watched", create: true)) != nil else { return nil }
+        return LocalFolderWatch(directory: base + "/" + relative, onChange: onChange)
     }
 
     public func delete(_ key: String) async throws(StoreError) {
-        let path = try self.path(key)
+        try checkKey(key)
         try await OffloadedWork.run { () throws(StoreError) in
-            if unlink(path) != 0 && errno != ENOENT {
-                throw Self.failure("cannot delete \(key)", errno, "unlink")
+            guard let place = try folder.place(of: key, create: false) else { return }
+            if unlinkat(place.folder, place.leaf, 0) != 0 && errno != ENOENT {
+                throw Self.failure("cannot delete \(key)", errno, "unlinkat")
             }
         }
     }
@@ -162,44 +160,40 @@ public struct LocalFolderStore: ContainerStore {
     }
 
     /// Keys are a few fixed shapes; anything that could climb out of the folder is refused.
-    private func path(_ key: String) throws(StoreError) -> String {
+    private func checkKey(_ key: String) throws(StoreError) {
         let parts = key.split(separator: "/", omittingEmptySubsequences: false)
         guard !key.isEmpty, !key.hasPrefix("/"), !key.contains("\0"),
               parts.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." && !$0.hasPrefix(".") })
         else {
             throw StoreError(code: .invalidKey, message: "invalid key '\(key)'")
         }
-        return base + "/" + key
     }
 
-    private func writeTemp(_ bytes: [UInt8], for key: String) throws(StoreError) -> String {
-        let target = try path(key)
+    /// The object's bytes, fsynced in a new file of `.tmp/`, and the place of `key`
+    /// (its folder made if missing), both beneath the container folder.
+    private func writeTemp(_ bytes: [UInt8], for key: String) throws(StoreError) -> (temp: StoreFolder.Place, place: StoreFolder.Place) {
         // Never recreate the container inside the empty mountpoint of an unplugged disk.
         try checkReachable()
-        if let slash = target.lastIndex(of: "/") {
-            do { try Syscall.makeDirectories(String(target[..<slash]), mode: 0o755) } catch {
-                throw StoreError(code: .io, message: "cannot create folder for \(key)", cause: error)
-            }
+        guard let place = try folder.place(of: key, create: true),
+              let temp = try folder.place(of: ".tmp/" + ItemID.random().rawValue, create: false)
+        else {
+            throw StoreError(code: .unreachable, message: "the store folder \(base) is not there (an unplugged disk or a dropped share?)")
         }
-        let temp = base + "/.tmp/" + ItemID.random().rawValue
-        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd != -1 else { throw Self.failure("cannot write \(key)", errno, "open") }
+        let fd = openat(temp.folder, temp.leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard fd != -1 else { throw Self.failure("cannot write \(key)", errno, "openat") }
         defer { close(fd) }
         do {
             try Syscall.writeAll(fd: fd, bytes, at: 0)
             try Syscall.check("fsync") { fsync(fd) }
         } catch {
-            unlink(temp)
+            unlinkat(temp.folder, temp.leaf, 0)
             throw StoreError(code: .io, message: "cannot write \(key)", cause: error)
         }
-        return temp
+        return (temp, place)
     }
 
-    private func syncParent(of path: String) throws(StoreError) {
-        guard let slash = path.lastIndex(of: "/") else { return }
-        do { try Syscall.fsyncDirectory(String(path[..<slash])) } catch {
-            throw StoreError(code: .io, message: "cannot sync folder of \(path)", cause: error)
-        }
+    private func sync(_ folder: Int32, of key: String) throws(StoreError) {
+        if fsync(folder) != 0 { throw Self.failure("cannot sync the folder of \(key)", errno, "fsync") }
     }
 
     private static func failure(_ message: String, _ code: Int32, _ call: String) -> StoreError {

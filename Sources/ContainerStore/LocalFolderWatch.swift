@@ -16,7 +16,8 @@ final class LocalFolderWatch: StoreWatch {
     init?(directory: String, onChange: @escaping @Sendable () -> Void) {
         let inotify = inotify_init1(Int32(IN_CLOEXEC) | Int32(IN_NONBLOCK))
         guard inotify >= 0 else { return nil }
-        let mask = UInt32(IN_CREATE) | UInt32(IN_MOVED_TO) | UInt32(IN_CLOSE_WRITE)
+        // Never through a symlink put where the folder was.
+        let mask = UInt32(IN_CREATE) | UInt32(IN_MOVED_TO) | UInt32(IN_CLOSE_WRITE) | UInt32(IN_DONT_FOLLOW) | UInt32(IN_ONLYDIR)
         var pipeFDs: [Int32] = [-1, -1]
         guard inotify_add_watch(inotify, directory, mask) >= 0, pipe(&pipeFDs) == 0 else {
             close(inotify)

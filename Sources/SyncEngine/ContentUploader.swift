@@ -89,7 +89,10 @@ struct ContentUploader: Sendable {
             throw SyncError(code: .cache, message: "cannot fsync local content of \(name)", cause: error)
         }
         failure = nil
-        guard activity.writeGeneration(ino) == generation, let status = cache.status(fd: fd) else { return nil }
+        // Checked again after the reads: an open with O_TRUNC marks the change (the new
+        // generation read above) before its writer counts, so the reads may have met the
+        // file emptied for a write still to come. Never published half-written.
+        guard activity.writeGeneration(ino) == generation, !activity.isBeingWritten(ino), let status = cache.status(fd: fd) else { return nil }
         return ContentUpload(blocks: blocks, size: size, mtime: status.mtime, writeGeneration: generation)
     }
 

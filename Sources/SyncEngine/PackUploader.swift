@@ -132,7 +132,8 @@ struct PackUploader: Sendable {
         let fd = try reader.open(ino, name: name)
         defer { close(fd) }
         guard let bytes = try await reader.read(ino, fd: fd, count: Int(Self.smallFile) + 1, at: 0, name: name, sync: true),
-              bytes.count <= Self.smallFile, activity.writeGeneration(ino) == generation, let status = reader.cache.status(fd: fd) else { return nil }
+              bytes.count <= Self.smallFile, activity.writeGeneration(ino) == generation, !activity.isBeingWritten(ino),
+              let status = reader.cache.status(fd: fd) else { return nil }  // as in `ContentUploader`
         return SmallFile(ino: ino, bytes: bytes, mtime: status.mtime, generation: generation)
     }
 }
