@@ -17,7 +17,11 @@ public struct S3Settings: Sendable {
     public var port: Int?
     public var pathStyle: Bool
 
-    public init(location: S3Location, credentials: S3Credentials, region: String, endpoint: String?) throws(StoreError) {
+    /// `allowPlainHTTP`: an `http://` endpoint at an AWS name is refused without it (signed
+    /// requests, names and a plain container's content would travel in clear).
+    public init(
+        location: S3Location, credentials: S3Credentials, region: String, endpoint: String?, allowPlainHTTP: Bool = false
+    ) throws(StoreError) {
         self.location = location
         self.credentials = credentials
         self.region = region
@@ -26,6 +30,12 @@ public struct S3Settings: Sendable {
                   let host = url.host, !host.isEmpty
             else {
                 throw StoreError(code: .configuration, message: "the endpoint '\(endpoint)' is not an http(s)://HOST[:PORT] URL")
+            }
+            if scheme == "http" && Self.isAWS(host) && !allowPlainHTTP {
+                throw StoreError(
+                    code: .configuration,
+                    message: "the endpoint '\(endpoint)' is AWS over plain http: requests, names and content would travel in clear; use https, or --allow-plain-http if you must"
+                )
             }
             self.scheme = scheme
             self.host = host
@@ -40,9 +50,21 @@ public struct S3Settings: Sendable {
         }
     }
 
+    static func isAWS(_ host: String) -> Bool {
+        let host = host.lowercased()
+        return host == "amazonaws.com" || host.hasSuffix(".amazonaws.com") || host.hasSuffix(".amazonaws.com.cn")
+    }
+
+    /// What to warn of at mount: an endpoint over plain http (not this machine's loopback).
+    public var plainHTTPWarning: String? {
+        guard scheme == "http", !["localhost", "127.0.0.1", "::1", "[::1]"].contains(host.lowercased()), !host.hasPrefix("127.") else { return nil }
+        return "the store \(endpointDescription) is reached over plain http: anyone on the way can read the requests, names and (unless the container is encrypted) the content"
+    }
+
     /// From the environment and the AWS shared files.
     public static func resolve(
-        _ location: S3Location, environment: [String: String] = ProcessInfo.processInfo.environment
+        _ location: S3Location, environment: [String: String] = ProcessInfo.processInfo.environment,
+        allowPlainHTTP: Bool = false
     ) throws(StoreError) -> S3Settings {
         func value(_ name: String) -> String? {
             guard let text = environment[name]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
@@ -68,7 +90,7 @@ public struct S3Settings: Sendable {
         }
         let region = value("AWS_REGION") ?? value("AWS_DEFAULT_REGION") ?? config["region"] ?? "us-east-1"
         let endpoint = value("AWS_ENDPOINT_URL_S3") ?? value("AWS_ENDPOINT_URL") ?? config["endpoint_url"]
-        return try S3Settings(location: location, credentials: credentials, region: region, endpoint: endpoint)
+        return try S3Settings(location: location, credentials: credentials, region: region, endpoint: endpoint, allowPlainHTTP: allowPlainHTTP)
     }
 
     /// Where requests go, for messages: never contains a secret.

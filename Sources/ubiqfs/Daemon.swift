@@ -132,7 +132,9 @@ final class Daemon {
         }
         // Left by a daemon killed during its last push: nobody is stopping now.
         unlink(stateDir + "/" + StateDirLock.stopping)
-        let store = try StoreOpener.open(options.resolvedStore, container: options.resolvedContainer, faults: options.storeFaults)
+        let store = try StoreOpener.open(
+            options.resolvedStore, container: options.resolvedContainer, faults: options.storeFaults,
+            allowPlainHTTP: options.allowPlainHTTP, warn: { logger.warning("\($0)") })
         var configuration = SyncConfiguration()
         if let seconds = options.storeTimeout, seconds > 0 { configuration.storeTimeout = .milliseconds(Int(seconds * 1000)) }
         try StoreOpener.verify(store, stateDir: stateDir, timeout: configuration.storeTimeout)

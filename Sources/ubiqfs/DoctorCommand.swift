@@ -154,7 +154,11 @@ struct DoctorCommand: ParsableCommand {
         }
         let store: any ContainerStore
         do {
-            store = try StoreOpener.open(options.resolvedStore, container: options.resolvedContainer, faults: nil)
+            var warning: String?
+            store = try StoreOpener.open(
+                options.resolvedStore, container: options.resolvedContainer, faults: nil, allowPlainHTTP: options.allowPlainHTTP,
+                warn: { warning = $0 })
+            if let warning { report.warn("store", warning + " (use an https:// endpoint)") }
         } catch {
             report.fail("store", "\(error)", fix: Self.storeFix(options.resolvedStore))
             return

@@ -67,6 +67,9 @@ struct MountOptions: ParsableArguments {
     @Option(help: .hidden)
     var checkpointInterval: UInt64?
 
+    @Flag(help: "Accept an http:// endpoint at an AWS name (AWS_ENDPOINT_URL): signed requests, names and the content of a container that is not encrypted then travel in clear. Other plain http endpoints are accepted with a warning in the log.")
+    var allowPlainHTTP = false
+
     @Flag(help: "Create the container encrypted, if it does not exist yet (format 2): names, content, xattrs and the tree's shape are sealed before they reach the store. Needs a passphrase (--passphrase-file, or asked on the terminal).")
     var encrypt = false
 
@@ -154,6 +157,7 @@ struct MountOptions: ParsableArguments {
         if let storeFaults { arguments.append("--store-faults=" + storeFaults) }
         if let checkpointInterval { arguments.append("--checkpoint-interval=\(checkpointInterval)") }
         if plainFuseType { arguments.append("--plain-fuse-type") }
+        if allowPlainHTTP { arguments.append("--allow-plain-http") }
         if encrypt { arguments.append("--encrypt") }
         if let passphraseFd { arguments.append("--passphrase-fd=\(passphraseFd)") }
         return arguments

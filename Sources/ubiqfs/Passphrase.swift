@@ -50,7 +50,7 @@ enum Passphrase {
     private static func needed(_ options: MountOptions) throws -> Bool {
         if options.encrypt { return true }
         if access(options.resolvedStateDir + "/" + DeviceStack.keyFile, F_OK) == 0 { return false }
-        let store = try StoreOpener.open(options.resolvedStore, container: options.resolvedContainer, faults: nil)
+        let store = try StoreOpener.open(options.resolvedStore, container: options.resolvedContainer, faults: nil, allowPlainHTTP: options.allowPlainHTTP)
         let bytes = try? Blocking.wait { try await StoreDeadline.run(.seconds(15)) { () throws(StoreError) in try await store.get(ContainerLayout.infoKey) } }
         return bytes.flatMap { try? RecordCodec.decode(ContainerInfo.self, from: $0) }?.encryption != nil
     }

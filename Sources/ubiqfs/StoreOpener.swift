@@ -11,11 +11,12 @@ import SyncEngine
 enum StoreOpener {
     /// Always behind a `FaultyStore`, without faults unless asked: `ubiqfs faults` can add
     /// them to a running mount (a wrapper with nothing to inject only passes calls on).
-    static func open(_ address: String, container: String, faults: String?) throws -> FaultyStore {
+    static func open(_ address: String, container: String, faults: String?, allowPlainHTTP: Bool = false, warn: (String) -> Void = { _ in }) throws -> FaultyStore {
         var store: any ContainerStore
         do {
             if S3Location.isS3(address) {
-                let settings = try S3Settings.resolve(S3Location(parsing: address))
+                let settings = try S3Settings.resolve(S3Location(parsing: address), allowPlainHTTP: allowPlainHTTP)
+                if let warning = settings.plainHTTPWarning { warn(warning) }
                 store = try S3Store(settings: settings, container: container)
             } else {
                 store = try LocalFolderStore(root: address, container: container)

@@ -75,6 +75,30 @@ import SeaweedFSFixture
         }
     }
 
+    /// Plain http to AWS would carry signed requests, names and a plain container's
+    /// content in clear: refused unless asked for; elsewhere (but loopback) a warning.
+    @Test func plainHTTPToAWSIsRefusedAndElsewhereWarned() throws {
+        let location = try S3Location(parsing: "s3://my-bucket/x")
+        let credentials = S3Credentials(accessKeyID: "K", secretAccessKey: "S", sessionToken: nil)
+        func settings(_ endpoint: String?, allow: Bool = false) throws(StoreError) -> S3Settings {
+            try S3Settings(location: location, credentials: credentials, region: "us-east-1", endpoint: endpoint, allowPlainHTTP: allow)
+        }
+        for aws in ["http://s3.us-east-1.amazonaws.com", "HTTP://my-bucket.S3.eu-west-1.AmazonAWS.com:80", "http://s3.cn-north-1.amazonaws.com.cn"] {
+            do {
+                _ = try settings(aws)
+                Issue.record("\(aws) accepted")
+            } catch {
+                #expect(error.code == .configuration && error.message.contains("plain http"), "\(aws): \(error)")
+            }
+            #expect(try settings(aws, allow: true).plainHTTPWarning != nil)
+        }
+        #expect(try settings("https://s3.us-east-1.amazonaws.com").plainHTTPWarning == nil)
+        #expect(try settings(nil).plainHTTPWarning == nil)
+        #expect(try settings("http://minio.lan:9000").plainHTTPWarning?.contains("plain http") == true)
+        #expect(try settings("http://127.0.0.1:8333").plainHTTPWarning == nil)
+        #expect(try settings("http://localhost:8333").plainHTTPWarning == nil)
+    }
+
     @Test func aConditionalWriteServiceIsVerified() async throws {
         let store = try await SeaweedServer.shared().store(prefix: "verify", container: "c")
         try await store.verify()
