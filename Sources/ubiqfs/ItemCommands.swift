@@ -48,20 +48,28 @@ struct DownloadCommand: ParsableCommand {
         }
     }
 
+    /// The regular files at or under `path`, never through a symlink (a link in the
+    /// container, to a file or a folder, is an item of its own with nothing to download).
     static func files(under path: String) throws -> [String] {
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
-            throw CommandFailure("\(path): no such file or folder")
+        var info = stat()
+        guard lstat(path, &info) == 0 else { throw CommandFailure("\(path): no such file or folder") }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return [path]
+        case S_IFDIR: break
+        case S_IFLNK: throw CommandFailure("\(path) is a symlink: ubiqfs acts on files and folders, never on what a link points to")
+        default: return []
         }
-        guard isFolder.boolValue else { return [path] }
         var files: [String] = []
-        let enumerator = FileManager.default.enumerator(atPath: path)
-        while let relative = enumerator?.nextObject() as? String {
-            let full = path + "/" + relative
-            var folder: ObjCBool = false
-            if FileManager.default.fileExists(atPath: full, isDirectory: &folder), !folder.boolValue { files.append(full) }
+        for name in try FileManager.default.contentsOfDirectory(atPath: path).sorted() {
+            let full = path + "/" + name
+            guard lstat(full, &info) == 0 else { continue }
+            switch info.st_mode & S_IFMT {
+            case S_IFREG: files.append(full)
+            case S_IFDIR: files += try Self.files(under: full)
+            default: continue
+            }
         }
-        return files.sorted()
+        return files
     }
 
     /// `user.ubiqfs.download` starts the download (and returns at once); the progress

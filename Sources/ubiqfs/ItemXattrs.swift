@@ -3,18 +3,29 @@ import Foundation
 import Glibc
 
 /// The CLI's item commands are thin layers over the xattr interface (docs/XATTRS.md),
-/// so scripts using setfattr/getfattr get exactly the same behaviour.
+/// so scripts using setfattr/getfattr get exactly the same behaviour. Never through a
+/// symlink (a link in the container may point anywhere, /etc/shadow included), and only
+/// on items a mount serves.
 enum ItemXattrs {
     static func get(_ path: String, _ name: String) -> String? {
         var buffer = [UInt8](repeating: 0, count: 4096)
-        let n = CSystemShims_getxattr(path, name, &buffer, buffer.count)
+        let n = CSystemShims_lgetxattr(path, name, &buffer, buffer.count)
         guard n >= 0 else { return nil }
         return String(decoding: buffer[0..<n], as: UTF8.self)
     }
 
     static func set(_ path: String, _ name: String, _ value: String) throws {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { throw CommandFailure("\(path): \(String(cString: strerror(errno)))") }
+        if info.st_mode & S_IFMT == S_IFLNK {
+            throw CommandFailure("\(path) is a symlink: ubiqfs acts on files and folders, never on what a link points to")
+        }
+        // Every item of a mount has a state, and its root a control socket; nothing outside one does.
+        guard get(path, "user.ubiqfs.state") != nil || get(path, "user.ubiqfs.control") != nil else {
+            throw CommandFailure("\(path) is not inside a ubiqfs mount")
+        }
         let bytes = Array(value.utf8)
-        guard CSystemShims_setxattr(path, name, bytes, bytes.count) == 0 else {
+        guard CSystemShims_lsetxattr(path, name, bytes, bytes.count) == 0 else {
             throw CommandFailure("\(path): \(String(cString: strerror(errno)))")
         }
     }

@@ -49,6 +49,37 @@ import Testing
             """)
     }
 
+    /// A symlink in the container may point anywhere: the item commands act on items of
+    /// the mount, never through a link and never outside (issue 35: `download` of a mount
+    /// set an xattr on /etc/shadow through a link).
+    @Test func theItemCommandsNeverFollowALinkOutOfTheMount() async throws {
+        let fixture = try MountFixture()
+        let m = try await fixture.mount("m")
+        let outside = fixture.root + "/outside"
+        let bin = MountFixture.binary
+        try await fixture.sh("""
+            mkdir -p \(outside)/folder && echo theirs > \(outside)/file && echo theirs > \(outside)/folder/inner
+            mkdir \(m)/docs && echo mine > \(m)/docs/mine.txt
+            ln -s \(outside)/file \(m)/docs/to-file
+            ln -s \(outside)/folder \(m)/to-folder
+            \(bin) sync --wait \(m)
+            \(bin) download \(m)
+            for command in pin evict unpin download; do
+                fails \(bin) $command \(m)/to-folder 2> err
+                grep -q "is a symlink" err || { cat err >&2; false; }
+                fails \(bin) $command \(outside)/file 2> err
+                grep -q -e "not inside a ubiqfs mount" -e "is a symlink" err || { cat err >&2; false; }
+            done
+            # Nothing outside got an attribute, through a link or directly.
+            for target in \(outside)/file \(outside)/folder \(outside)/folder/inner; do
+                test -z "$(getfattr -d -m - $target 2>/dev/null)" || { getfattr -d -m - $target >&2; false; }
+            done
+            \(bin) pin \(m)/docs
+            test "$(getfattr --only-values -n user.ubiqfs.pinned \(m)/docs/mine.txt)" = 1
+            """)
+        try await fixture.unmount(m)
+    }
+
     @Test func onlyUserXattrsAndPrivateState() async throws {
         let fixture = try MountFixture()
         let m = try await fixture.mount("m")

@@ -35,6 +35,15 @@ static inline int CSystemShims_setxattr(const char *path, const char *name, cons
     return setxattr(path, name, value, size, 0);
 }
 
+/// The l- variants act on a symlink itself, never on what it points to.
+static inline ssize_t CSystemShims_lgetxattr(const char *path, const char *name, void *value, size_t size) {
+    return lgetxattr(path, name, value, size);
+}
+
+static inline int CSystemShims_lsetxattr(const char *path, const char *name, const void *value, size_t size) {
+    return lsetxattr(path, name, value, size, 0);
+}
+
 static inline int CSystemShims_pipe_cloexec(int fds[2]) {
     return pipe2(fds, O_CLOEXEC);
 }
