@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "CSystemShims"),
         .target(name: "ItemModel"),
         .target(name: "FileCoordinator", dependencies: ["Inodes"]),
-        .target(name: "ContainerStore", dependencies: ["ItemModel", "CSystemShims"]),
+        .target(name: "ContainerStore", dependencies: ["ItemModel"]),
         .target(
             name: "S3Store",
             dependencies: [

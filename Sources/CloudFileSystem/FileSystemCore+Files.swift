@@ -333,7 +333,8 @@ extension FileSystemCore {
     func syncState() throws(FileSystemError) {
         do { try cache.syncFolderIfChanged() } catch { throw Self.wrap(error) }
         do { try metadata.syncToDisk(makingRoom: spendReserve) } catch { throw Self.wrap(error) }
-        if cache.removeDurablyDeleted(metadata.isDurable) > 0 { cache.reserve.restore() }
+        cache.removeDurablyDeleted(metadata.isDurable)
+        cache.reserve.restore()
     }
 
     /// Whether the handle was opened around the page cache (FOPEN_DIRECT_IO).

@@ -268,8 +268,13 @@ public final class FileSystemCore: Sendable {
     func purge(_ ino: Inode) {
         let unused: Bool
         do {
-            unused = try write(freeing: true) { db in
-                try ItemRow.purgeIfSettled(ino, db) || ItemRow.dropContentIfDeleted(ino, db)
+            unused = try write(freeing: true) { [cache, metadata] db in
+                let unused = try ItemRow.purgeIfSettled(ino, db) || ItemRow.dropContentIfDeleted(ino, db)
+                // Queued inside the transaction: once it commits, a remote undelete and a
+                // fill of this inode would come after, and cancel this removal. The mark
+                // holds: no sync starts while this transaction has the writer.
+                if unused { cache.removeOnceDurable(ino, mark: metadata.durabilityMark()) }
+                return unused
             }
         } catch {
             // The row and its content stay; the reconciliation at the next start frees them.
@@ -277,11 +282,9 @@ public final class FileSystemCore: Sendable {
             return
         }
         if unused {
-            cache.removeOnceDurable(ino, mark: metadata.durabilityMark())
             // No change of this content is left to push: a write to the item after an edit
             // elsewhere brings it back must be marked for upload again.
             handles.contentDiscarded(ino)
-            cache.reserve.restore()
         }
     }
 

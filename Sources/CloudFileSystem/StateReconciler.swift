@@ -49,8 +49,9 @@ public enum StateReconciler {
         // Gone once what decided it is on disk.
         let mark = metadata.durabilityMark()
         for ino in outcome.purged + outcome.stray { cache.removeOnceDurable(ino, mark: mark) }
-        try metadata.syncToDisk()
+        try metadata.syncToDisk(makingRoom: { cache.reserve.release() })
         cache.removeDurablyDeleted(metadata.isDurable)
+        cache.reserve.restore()
         report(outcome, afterCrash: afterCrash, logger: logger)
     }
 

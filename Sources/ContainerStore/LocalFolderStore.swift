@@ -48,12 +48,12 @@ public struct LocalFolderStore: ContainerStore {
         try checkKey(key)
         try await OffloadedWork.run { () throws(StoreError) in
             let (temp, place) = try writeTemp(bytes, for: key)
-            if renameat(temp.folder, temp.leaf, place.folder, place.leaf) != 0 {
+            if temp.rename(to: place) != 0 {
                 let code = errno
-                unlinkat(temp.folder, temp.leaf, 0)
+                _ = temp.unlink()
                 throw Self.failure("cannot store \(key)", code, "renameat")
             }
-            try sync(place.folder, of: key)
+            try sync(place, of: key)
         }
     }
 
@@ -61,13 +61,13 @@ public struct LocalFolderStore: ContainerStore {
         try checkKey(key)
         return try await OffloadedWork.run { () throws(StoreError) -> Bool in
             let (temp, place) = try writeTemp(bytes, for: key)
-            defer { unlinkat(temp.folder, temp.leaf, 0) }
-            if linkat(temp.folder, temp.leaf, place.folder, place.leaf, 0) != 0 {
+            defer { _ = temp.unlink() }
+            if temp.link(to: place) != 0 {
                 let code = errno
                 if code == EEXIST { return false }
                 throw Self.failure("cannot store \(key)", code, "linkat")
             }
-            try sync(place.folder, of: key)
+            try sync(place, of: key)
             return true
         }
     }
@@ -77,7 +77,8 @@ public struct LocalFolderStore: ContainerStore {
         return try await OffloadedWork.run { () throws(StoreError) -> Bool in
             var info = stat()
             if let place = try folder.place(of: key, create: false) {
-                if fstatat(place.folder, place.leaf, &info, AT_SYMLINK_NOFOLLOW) == 0 { return true }
+                // Only an object counts: a block whose key holds a FIFO or a link is put again.
+                if place.status(&info) == 0 { return info.st_mode & S_IFMT == S_IFREG }
                 guard errno == ENOENT else { throw Self.failure("cannot check \(key)", errno, "fstatat") }
             }
             try checkReachable()
@@ -143,7 +144,7 @@ public struct LocalFolderStore: ContainerStore {
         try checkKey(key)
         try await OffloadedWork.run { () throws(StoreError) in
             guard let place = try folder.place(of: key, create: false) else { return }
-            if unlinkat(place.folder, place.leaf, 0) != 0 && errno != ENOENT {
+            if place.unlink() != 0 && errno != ENOENT {
                 throw Self.failure("cannot delete \(key)", errno, "unlinkat")
             }
         }
@@ -179,25 +180,24 @@ public struct LocalFolderStore: ContainerStore {
         else {
             throw StoreError(code: .unreachable, message: "the store folder \(base) is not there (an unplugged disk or a dropped share?)")
         }
-        let fd = openat(temp.folder, temp.leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        let fd = temp.open(O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd != -1 else { throw Self.failure("cannot write \(key)", errno, "openat") }
         defer { close(fd) }
         do {
             try Syscall.writeAll(fd: fd, bytes, at: 0)
             try Syscall.check("fsync") { fsync(fd) }
         } catch {
-            unlinkat(temp.folder, temp.leaf, 0)
+            _ = temp.unlink()
             throw StoreError(code: .io, message: "cannot write \(key)", cause: error)
         }
         return (temp, place)
     }
 
-    private func sync(_ folder: Int32, of key: String) throws(StoreError) {
-        if fsync(folder) != 0 { throw Self.failure("cannot sync the folder of \(key)", errno, "fsync") }
+    private func sync(_ place: StoreFolder.Place, of key: String) throws(StoreError) {
+        if place.syncFolder() != 0 { throw Self.failure("cannot sync the folder of \(key)", errno, "fsync") }
     }
 
     private static func failure(_ message: String, _ code: Int32, _ call: String) -> StoreError {
-        let kind: StoreErrorCode = (code == EACCES || code == EPERM || code == EROFS) ? .accessDenied : .io
-        return StoreError(code: kind, message: message, cause: SystemError(errno: code, call: call))
+        StoreFolder.failure(code, message, call: call)
     }
 }

@@ -1,17 +1,17 @@
-import CSystemShims
 import Glibc
 import ItemModel
 
 /// The container folder of a `LocalFolderStore`, which other people may be able to write
-/// (a shared folder, a synced disk): every path is resolved beneath it through no symlink
-/// (`openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), and only regular files are
-/// objects. A symlink, FIFO, device or folder where an object or a folder of objects
+/// (a shared folder, a synced disk): every path is walked one checked component at a
+/// time from it (`openat` with `O_NOFOLLOW`, never "." or ".."), so through no symlink
+/// and never out of it; and only regular files are objects. A symlink, FIFO, device or folder where an object or a folder of objects
 /// should be is a damaged object (`corrupt`), never followed and never opened in a way
 /// that could block. The folder's own path is the user's, resolved as given.
 struct StoreFolder: Sendable {
     let base: String
 
-    /// An open folder of the store and the last component of a key in it.
+    /// An open folder of the store and the last component of a key in it. Its calls are
+    /// methods, so the folder's descriptor is open for as long as each one runs.
     final class Place {
         let folder: Int32
         let leaf: String
@@ -22,6 +22,13 @@ struct StoreFolder: Sendable {
         }
 
         deinit { close(folder) }
+
+        func status(_ info: inout stat) -> Int32 { fstatat(folder, leaf, &info, AT_SYMLINK_NOFOLLOW) }
+        func open(_ flags: Int32, _ mode: mode_t = 0) -> Int32 { openat(folder, leaf, flags, mode) }
+        func unlink() -> Int32 { unlinkat(folder, leaf, 0) }
+        func rename(to other: Place) -> Int32 { renameat(folder, leaf, other.folder, other.leaf) }
+        func link(to other: Place) -> Int32 { linkat(folder, leaf, other.folder, other.leaf, 0) }
+        func syncFolder() -> Int32 { fsync(folder) }
     }
 
     /// The folder that holds `key` (a path of plain components, checked by the caller),
@@ -49,20 +56,24 @@ struct StoreFolder: Sendable {
             throw Self.failure(code, "cannot open the store folder \(base)", call: "open")
         }
         for part in parts {
-            var next = CSystemShims_open_beneath(current, part, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
+            let flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+            var next = openat(current, part, flags)
             if next < 0 && errno == ENOENT && create {
-                if mkdirat(current, part, 0o755) != 0 && errno != EEXIST {
+                if mkdirat(current, part, 0o755) == 0 {
+                    // The new folder's name is durable before anything is stored in it.
+                    fsync(current)
+                } else if errno != EEXIST {
                     let code = errno
                     close(current)
                     throw Self.failure(code, "cannot create a folder for \(what)", call: "mkdirat")
                 }
-                next = CSystemShims_open_beneath(current, part, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
+                next = openat(current, part, flags)
             }
             let code = errno
             close(current)
             guard next >= 0 else {
                 if code == ENOENT { return nil }
-                throw Self.failure(code, "cannot open the folder \(part) of \(what)", call: "openat2")
+                throw Self.failure(code, "cannot open the folder \(part) of \(what)", call: "openat")
             }
             current = next
         }
@@ -73,12 +84,12 @@ struct StoreFolder: Sendable {
     /// regular file is refused before it is opened (opening a FIFO would block).
     func openObject(_ place: Place, key: String) throws(StoreError) -> Int32? {
         var info = stat()
-        if fstatat(place.folder, place.leaf, &info, AT_SYMLINK_NOFOLLOW) != 0 {
+        if place.status(&info) != 0 {
             if errno == ENOENT { return nil }
             throw Self.failure(errno, "cannot look at \(key)", call: "fstatat")
         }
         try Self.requireRegular(info, key)
-        let fd = openat(place.folder, place.leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        let fd = place.open(O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
             throw Self.failure(errno, "cannot open \(key)", call: "openat")
@@ -115,7 +126,7 @@ struct StoreFolder: Sendable {
         switch code {
         case ELOOP, EXDEV, ENOTDIR:
             return StoreError(code: .corrupt, message: message + ": a symlink or a non-folder in the store's path; refused as damaged", cause: cause)
-        case EACCES, EPERM:
+        case EACCES, EPERM, EROFS:
             return StoreError(code: .accessDenied, message: message, cause: cause)
         default:
             return StoreError(code: .io, message: message, cause: cause)

@@ -38,18 +38,22 @@ final class PendingRemovals: Sendable {
         }
     }
 
-    /// Removes, under the lock (so no new content of theirs is made meanwhile), every
-    /// entry whose mark `isDurable`; returns how many.
+    /// Removes every entry whose mark `isDurable`, each under the lock (so no new content
+    /// of its inode is made meanwhile) but the lock let go between them (creates and
+    /// fills wait for one unlink, not for all of an `rm -rf`); returns how many.
     func drain(isDurable: (UInt64) -> Bool, remove: (Inode) -> Void) -> Int {
-        state.withLock { state in
-            let due = state.entries.filter { isDurable($0.value.mark) }.keys
-            for ino in due {
+        let due = state.withLock { state in state.entries.filter { isDurable($0.value.mark) }.map(\.key) }
+        var removed = 0
+        for ino in due {
+            state.withLock { state in
+                guard let entry = state.entries[ino], isDurable(entry.mark) else { return }
                 remove(ino)
                 state.entries[ino] = nil
+                removed += 1
             }
-            if !due.isEmpty { state.oldest = state.entries.values.map(\.since).min() }
-            return due.count
         }
+        if removed > 0 { state.withLock { $0.oldest = $0.entries.values.map(\.since).min() } }
+        return removed
     }
 
     func contains(_ ino: Inode) -> Bool { state.withLock { $0.entries[ino] != nil } }

@@ -37,7 +37,6 @@ extension SyncEngine {
                 (syncWaiters, pullWaiters) = ([], [])
                 for waiter in waiters { waiter.resume(returning: .failure(SyncError(code: .paused, message: "sync is paused"))) }
             }
-            await removeDurablyDeletedContent()
             try? await Task.sleep(for: .milliseconds(25))
         }
     }
@@ -47,15 +46,23 @@ extension SyncEngine {
     func removeDurablyDeletedContent() async {
         let now = ContinuousClock.now
         guard let oldest = cache.oldestPendingRemoval, now - oldest >= configuration.removalDelay, now >= nextRemovalSync else { return }
-        let cache = self.cache
+        let (cache, metadata, logger) = (self.cache, self.metadata, self.logger)
         do {
-            try await metadata.syncToDisk(makingRoom: { cache.reserve.release() })
+            try await metadata.syncToDisk(makingRoom: {
+                guard cache.reserve.release() else { return false }
+                logger.warning("the state disk is full; spent the space reserve to make deletes durable")
+                return true
+            })
         } catch {
             logger.error("cannot make deletes durable; their content stays on disk until it can: \(error)")
             nextRemovalSync = now + max(configuration.removalDelay, .seconds(10))
             return
         }
-        if cache.removeDurablyDeleted(metadata.isDurable) > 0 { cache.reserve.restore() }
+        // Thousands of unlinks after an `rm -rf`: off the cooperative pool.
+        await OffloadedWork.run { () -> Void in
+            cache.removeDurablyDeleted(metadata.isDurable)
+            cache.reserve.restore()
+        }
     }
 
     /// The poll interval while all is well; after failures, doubling up to

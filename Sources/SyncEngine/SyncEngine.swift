@@ -59,6 +59,8 @@ public actor SyncEngine {
     var conflicts: [String] = []
     var errors: [String] = []
     var loop: Task<Void, Never>?
+    /// Removes deleted files' content once their delete is on disk (`removeDurablyDeletedContent`).
+    var removals: Task<Void, Never>?
     var watch: (any StoreWatch)?
     /// Failed cycles in a row: the next poll backs off exponentially (with jitter).
     var failures = 0
@@ -160,6 +162,14 @@ public actor SyncEngine {
         guard loop == nil else { return }
         watch = store.watch(prefix: ContainerLayout.journalPrefix) { [weak self] in self?.remoteChange() }
         loop = Task { await self.run() }
+        // Apart from the loop, whose cycle may take minutes (a large push, a hung store):
+        // an `rm` frees its space within `removalDelay` however long a push runs.
+        removals = Task {
+            while !Task.isCancelled {
+                await self.removeDurablyDeletedContent()
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+        }
     }
 
     /// Stops the loop after one last push, bounded by `shutdownPushTimeout`, and cut short
@@ -175,6 +185,9 @@ public actor SyncEngine {
         loop?.cancel()
         _ = await loop?.value
         loop = nil
+        removals?.cancel()
+        _ = await removals?.value
+        removals = nil
         if !paused {
             let (timeout, stall) = (configuration.shutdownPushTimeout, configuration.shutdownStallLimit)
             let (start, reachability) = (DispatchTime.now(), self.reachability)

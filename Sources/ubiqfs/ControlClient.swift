@@ -67,6 +67,16 @@ enum ControlClient {
             close(fd)
             throw CommandFailure("\(path): cannot reach the ubiqfs daemon at \(socketPath): \(reason)")
         }
+        // Requests carry passphrases: only to a daemon of this user's (or root's), never to
+        // whatever somebody else put at that path.
+        var peer = (pid: Int32(0), uid: UInt32(0), gid: UInt32(0))
+        var length = socklen_t(MemoryLayout.size(ofValue: peer))
+        let known = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) == 0
+        guard known, peer.uid == getuid() || peer.uid == 0 else {
+            close(fd)
+            let who = known ? "is served by uid \(peer.uid)" : "does not say who serves it"
+            throw CommandFailure("\(path): the control socket \(socketPath) \(who), not by your ubiqfs daemon; nothing was sent")
+        }
         var line = Array(try JSONEncoder().encode(request))
         line.append(10)
         _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }

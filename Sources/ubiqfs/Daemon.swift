@@ -118,12 +118,7 @@ final class Daemon {
         for (what, path) in [("state dir", stateDir)] + localStore where path == mountpoint || path.hasPrefix(mountpoint + "/") {
             throw CommandFailure("the \(what) \(path) cannot be inside the mountpoint \(mountpoint)")
         }
-        do {
-            try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            chmod(stateDir, 0o700)
-        } catch {
-            throw CommandFailure("cannot create the state dir \(stateDir): \(error.localizedDescription)")
-        }
+        try StateDirSafety.prepare(stateDir)
         let outcome = StateDirLock.takeWaiting(stateDir) {
             logger.notice("waiting for the previous daemon of \(stateDir) to finish its last push")
         }

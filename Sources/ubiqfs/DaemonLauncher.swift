@@ -12,13 +12,9 @@ enum DaemonLauncher {
     /// its command line or environment, which other processes can read.
     static func launch(options: MountOptions, passphrase: String?) throws {
         let stateDir = options.resolvedStateDir
-        do {
-            try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw CommandFailure("cannot create the state dir \(stateDir): \(error.localizedDescription)")
-        }
+        try StateDirSafety.prepare(stateDir)
         let logPath = stateDir + "/ubiqfs.log"
-        let logFD = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        let logFD = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard logFD >= 0 else { throw CommandFailure("cannot open \(logPath): \(String(cString: strerror(errno)))") }
         defer { close(logFD) }
         var pipeFDs: [Int32] = [0, 0]

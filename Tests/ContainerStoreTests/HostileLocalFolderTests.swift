@@ -84,5 +84,13 @@ import Testing
         #expect(try await s.store.putIfAbsent("journal/00000000000000000002", [2]) == false)
         #expect(try String(contentsOfFile: secret, encoding: .utf8) == "secret")
         #expect(try await s.store.get("journal/00000000000000000001") == [1])
+        // Not an object, so absent to `exists`: a block planted there is put again, and
+        // the put replaces what is there (a link itself, never its target).
+        #expect(try await s.store.exists("journal/00000000000000000002") == false)
+        if kind != "folder" {
+            try await s.store.put("journal/00000000000000000002", [3])
+            #expect(try await s.store.get("journal/00000000000000000002") == [3])
+            #expect(try String(contentsOfFile: secret, encoding: .utf8) == "secret")
+        }
     }
 }

@@ -104,12 +104,14 @@ import Testing
         try await device.write("doc", String(repeating: "d", count: 5000))
         try await device.sync()
         let ino = try #require(device.inode("doc"))
+        let sizeBeforeSync = Mutex<Int64?>(nil)
         let lines = try await SyscallTrace.of("fsync,fdatasync,unlink,unlinkat") {
             try device.remove("doc")
             device.core.forget(ino, count: .max)
-            #expect(device.cache.status(ino)?.size == 5000, "removed before the delete was on disk")
+            sizeBeforeSync.withLock { $0 = device.cache.status(ino)?.size }
             try device.core.fsyncDirectory(Inode.root)
         }
+        #expect(sizeBeforeSync.withLock { $0 } == 5000, "removed before the delete was on disk")
         #expect(device.cache.status(ino) == nil)
         let removal = lines.firstIndex { $0.contains("unlink") && $0.contains("\(device.stateDir)/cache/\(ino.rawValue)") }
         let sync = Self.walSyncs(lines, of: device).first

@@ -80,6 +80,50 @@ import Testing
         try await fixture.unmount(m)
     }
 
+    /// A state dir somebody else made (a `/tmp` path taken first), or with a link in it,
+    /// is refused at mount; the CLI sends nothing to a control socket another user serves.
+    @Test(.enabled(if: getuid() == 0, "switching to another user needs root"))
+    func aStateDirOrSocketOfSomebodyElseIsRefused() async throws {
+        let fixture = try MountFixture()
+        let bin = MountFixture.binary
+        let (r, store) = (fixture.root, fixture.store)
+        try await fixture.sh("""
+            chmod 755 \(r) && mkdir \(r)/x
+            # Made by somebody else, open to all.
+            mkdir -m 777 \(r)/taken && chown nobody \(r)/taken
+            fails \(bin) mount \(r)/x --store \(store) --state-dir \(r)/taken 2> err
+            grep -q "belongs to uid" err || { cat err >&2; false; }
+            # Ours, but with the log a link to somebody's file.
+            mkdir -m 700 \(r)/linked && echo mine > \(r)/victim && ln -s \(r)/victim \(r)/linked/ubiqfs.log
+            fails \(bin) mount \(r)/x --store \(store) --state-dir \(r)/linked 2> err
+            grep -q "is a symlink" err || { cat err >&2; false; }
+            test "$(cat \(r)/victim)" = mine
+            # Ours and open to all: made private, then used.
+            mkdir -m 777 \(r)/open
+            \(bin) mount \(r)/x --store \(store) --state-dir \(r)/open --poll-interval 0.5
+            test "$(stat -c %a \(r)/open)" = 700
+            # A socket another user serves where the daemon's was: nothing is sent to it.
+            mv \(r)/open/control.sock \(r)/open/control.real
+            mkdir \(r)/n && chown nobody \(r)/n
+            su nobody -s /bin/sh -c "python3 -c '
+            import socket, sys
+            s = socket.socket(socket.AF_UNIX); s.bind(\\"\(r)/n/fake.sock\\"); s.listen(1); print(\\"ready\\", flush=True)
+            c, _ = s.accept(); c.settimeout(3)
+            try: data = c.recv(4096)
+            except OSError: data = b\\"\\"
+            open(\\"\(r)/n/fake.got\\", \\"wb\\").write(data)
+            '" > \(r)/n/fake.out &
+            for _ in $(seq 1 100); do grep -q ready \(r)/n/fake.out 2>/dev/null && break; sleep 0.05; done
+            mv \(r)/n/fake.sock \(r)/open/control.sock
+            fails \(bin) status \(r)/x 2> err
+            grep -q "not by your ubiqfs daemon" err || { cat err >&2; false; }
+            wait
+            test ! -s \(r)/n/fake.got
+            mv \(r)/open/control.real \(r)/open/control.sock
+            \(bin) unmount \(r)/x
+            """)
+    }
+
     @Test func onlyUserXattrsAndPrivateState() async throws {
         let fixture = try MountFixture()
         let m = try await fixture.mount("m")

@@ -10,8 +10,6 @@
 #include <unistd.h>
 #include <fcntl.h>
 #include <spawn.h>
-#include <sys/syscall.h>
-#include <linux/openat2.h>
 
 // GNU extensions, declared here rather than with _GNU_SOURCE, which would change the
 // meaning of the system headers that Swift's Glibc module also imports.
@@ -19,7 +17,6 @@ extern int pipe2(int fds[2], int flags);
 extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
 extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
 extern int syncfs(int fd);
-extern long syscall(long number, ...);
 
 /// O_DIRECT, a GNU name: the open flag of I/O around the page cache, which the filesystem
 /// sees in an open's flags.
@@ -56,17 +53,6 @@ static inline int CSystemShims_accept_cloexec(int fd) {
 /// sockets would then never see end-of-file while the daemon runs).
 static inline int CSystemShims_spawn_closefrom(posix_spawn_file_actions_t *actions, int from) {
     return posix_spawn_file_actions_addclosefrom_np(actions, from);
-}
-
-/// openat2(2) resolving `path` beneath `dirfd` only, through no symlink at all (and no
-/// "..", no /proc magic link): a store folder that somebody else can write cannot send
-/// the daemon anywhere else. -1 with errno (ELOOP for a symlink, EXDEV for an escape).
-static inline int CSystemShims_open_beneath(int dirfd, const char *path, int flags, mode_t mode) {
-    struct open_how how = {0};
-    how.flags = (unsigned long long)flags;
-    how.mode = (flags & O_CREAT) ? mode : 0;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
 }
 
 #endif
