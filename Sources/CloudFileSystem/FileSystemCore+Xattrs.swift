@@ -110,14 +110,18 @@ extension FileSystemCore {
     }
 
     /// Drops local content, keeping the item as a placeholder; a folder evicts everything
-    /// under it that it can and reports the first refusal.
-    public func evict(_ ino: Inode) throws(FileSystemError) {
+    /// under it that it can and reports the first refusal. On a shared mount a folder's
+    /// evict reaches only the files `caller` could write (the kernel checks a file's own
+    /// evict, and only the folder's): another user's private files keep their copy.
+    public func evict(_ ino: Inode, by caller: Caller? = nil) throws(FileSystemError) {
         let row = try row(ino)
         guard row.itemKind == .directory else {
             try evictFile(ino)
             return
         }
-        let files = try read { db in try ItemRow.descendants(of: ino, db).filter { $0.itemKind == .file }.map(\.inode) }
+        let files = try read { db in
+            try ItemRow.descendants(of: ino, db).filter { $0.itemKind == .file && (caller?.mayWrite($0) ?? true) }.map(\.inode)
+        }
         var first: FileSystemError?
         for file in files {
             do { try evictFile(file) } catch { first = first ?? error }
@@ -153,7 +157,9 @@ extension FileSystemCore {
         if evicted { emit(.evicted, ino) }
     }
 
-    public func setXattr(_ ino: Inode, name: [UInt8], value: [UInt8], flags: Int32) throws(FileSystemError) {
+    /// `caller`: who asks (nil: this device itself); a folder's evict reaches only what
+    /// they could write themselves.
+    public func setXattr(_ ino: Inode, name: [UInt8], value: [UInt8], flags: Int32, caller: Caller? = nil) throws(FileSystemError) {
         guard let key = Self.userXattrKey(name) else {
             throw FileSystemError(.notSupported, "only user.* extended attributes with UTF-8 names are stored")
         }
@@ -165,7 +171,7 @@ extension FileSystemCore {
             default: throw FileSystemError(.invalid, "user.ubiqfs.pinned takes 1 or 0")
             }
         case "user.ubiqfs.evict":
-            return try evict(ino)
+            return try evict(ino, by: caller)
         case "user.ubiqfs.download":
             return try download(ino)
         case _ where key.hasPrefix("user.ubiqfs."):

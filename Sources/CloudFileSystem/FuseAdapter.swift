@@ -373,7 +373,7 @@ public final class FuseAdapter: FuseOperations {
 
     public func setxattr(_ request: FuseRequest, ino: Inode, name: [UInt8], value: [UInt8], flags: Int32) {
         do {
-            try core.setXattr(ino, name: name, value: value, flags: flags)
+            try core.setXattr(ino, name: name, value: value, flags: flags, caller: Self.caller(request))
             request.reply(error: 0)
         } catch {
             fail(request, error, "setxattr")

@@ -124,6 +124,32 @@ import Testing
             """)
     }
 
+    /// On a shared mount another user may evict a folder they can write, but not the
+    /// local copy of files in it they could not write themselves (XATTRS.md).
+    @Test(.enabled(if: getuid() == 0, "switching to another user needs root"))
+    func aFoldersEvictReachesOnlyWhatTheCallerCouldWrite() async throws {
+        let fixture = try MountFixture()
+        let m = try await fixture.mount("m", extra: ["--allow-other"])
+        let bin = MountFixture.binary
+        try await fixture.sh("""
+            chmod 755 \(fixture.root)
+            mkdir -m 777 \(m)/shared
+            echo mine > \(m)/shared/private.txt && chmod 600 \(m)/shared/private.txt
+            echo open > \(m)/shared/open.txt && chmod 666 \(m)/shared/open.txt
+            su nobody -s /bin/sh -c 'echo theirs > \(m)/shared/theirs.txt'
+            \(bin) sync --wait \(m)
+            su nobody -s /bin/sh -c 'setfattr -n user.ubiqfs.evict -v 1 \(m)/shared'
+            test "$(getfattr --only-values -n user.ubiqfs.state \(m)/shared/private.txt)" = local
+            test "$(getfattr --only-values -n user.ubiqfs.state \(m)/shared/theirs.txt)" = placeholder
+            test "$(getfattr --only-values -n user.ubiqfs.state \(m)/shared/open.txt)" = placeholder
+            # The owner's own evict of the folder reaches everything.
+            setfattr -n user.ubiqfs.evict -v 1 \(m)/shared
+            test "$(getfattr --only-values -n user.ubiqfs.state \(m)/shared/private.txt)" = placeholder
+            test "$(cat \(m)/shared/private.txt)" = mine
+            """)
+        try await fixture.unmount(m)
+    }
+
     @Test func onlyUserXattrsAndPrivateState() async throws {
         let fixture = try MountFixture()
         let m = try await fixture.mount("m")
