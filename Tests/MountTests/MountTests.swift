@@ -335,11 +335,10 @@ import Testing
             \(bin) sync \(a) --wait
             \(bin) unmount \(a)
             """)
-        // A store that never answers: the pack becomes a fifo with no writer.
+        // A store that stops answering for content (`hang,blocks`): listings still work.
         let blocks = fixture.store + "/default/packs"
         let block = try #require(try FileManager.default.contentsOfDirectory(atPath: blocks).first)
-        try await fixture.sh("rm \(blocks)/\(block) && mkfifo \(blocks)/\(block)")
-        let b = try await fixture.mount("b")
+        let b = try await fixture.mount("b", extra: ["--store-faults", "hang,blocks"])
         try await fixture.sh("""
             start=$(date +%s%N)
             timeout -s INT 2 cat \(b)/slow.txt 2> err && exit 1
@@ -348,10 +347,9 @@ import Testing
             ls \(b) | grep -q slow.txt
             # The reader gave up; the fetch itself goes on for the next reader.
             test "$(getfattr --only-values -n user.ubiqfs.state \(b)/slow.txt)" = partial
-            # Let the stuck store call finish: it gets bytes that do not match the hash
-            # (or none, if it closes the fifo before the write: then the write fails, which is fine).
-            { echo wrong > \(blocks)/\(block); } 2>/dev/null || true
-            rm \(blocks)/\(block) && echo wrong > \(blocks)/\(block)
+            # The store answers again, with bytes that do not match the hash.
+            echo wrong > \(blocks)/\(block)
+            \(bin) faults \(b) off
             fails cat \(b)/slow.txt 2> err
             grep -q "Input/output error" err
             test "$(getfattr --only-values -n user.ubiqfs.state \(b)/slow.txt)" = error
