@@ -34,6 +34,7 @@ public struct LocalFolderStore: ContainerStore {
             var info = stat()
             guard fstat(fd, &info) == 0 else { throw Self.failure("cannot stat \(key)", errno, "fstat") }
             let size = Int64(info.st_size)
+            if range == nil { try Self.checkSize(size, of: key) }
             let lower = min(range?.lowerBound ?? 0, size)
             let upper = min(range?.upperBound ?? size, size)
             do {
@@ -195,6 +196,14 @@ public struct LocalFolderStore: ContainerStore {
 
     private func sync(_ place: StoreFolder.Place, of key: String) throws(StoreError) {
         if place.syncFolder() != 0 { throw Self.failure("cannot sync the folder of \(key)", errno, "fsync") }
+    }
+
+    /// Before reading: never gigabytes into memory for an object that will be refused.
+    static func checkSize(_ size: Int64, of key: String) throws(StoreError) {
+        let largest = ContainerLayout.largestObject(atKey: key)
+        guard size <= largest else {
+            throw StoreError(code: .corrupt, message: "\(key) is \(size) bytes, more than the \(largest) an object there may have; refused as damaged, not read")
+        }
     }
 
     private static func failure(_ message: String, _ code: Int32, _ call: String) -> StoreError {

@@ -15,6 +15,15 @@ public enum ContainerLayout {
     public static let leasePrefix = "gc/lease-"
 
     /// 20 zero-padded digits, so lexicographic order (what stores list in) is numeric order.
+    /// The largest object a reader takes whole at `key`, checked before it is read (a
+    /// store that others write could hold gigabytes there): a record, checkpoint or other
+    /// JSON object at most `RecordCodec.maxObjectSize`, a block or pack at most 64 MiB
+    /// (the largest block size readers accept), each with room for sealing.
+    public static func largestObject(atKey key: String) -> Int64 {
+        let plain: Int64 = key.hasPrefix(blockPrefix) || key.hasPrefix(packPrefix) ? 64 << 20 : Int64(RecordCodec.maxObjectSize)
+        return plain + plain / 8 + (64 << 10)
+    }
+
     public static func journalKey(_ seq: UInt64) -> String { journalPrefix + padded(seq) }
     public static func checkpointKey(_ seq: UInt64) -> String { checkpointPrefix + padded(seq) }
     public static func blockKey(_ hash: String) -> String { blockPrefix + hash }

@@ -72,7 +72,9 @@ public struct S3Store: ContainerStore {
             }
             headers.append(("range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)"))
         }
-        let response = try await send("GET", objectPath(key), headers: headers, what: "read \(key)")
+        // Bounded before the body is read: a store that others write could hold gigabytes there.
+        let largest = range.map { $0.count } ?? Int(ContainerLayout.largestObject(atKey: key))
+        let response = try await send("GET", objectPath(key), headers: headers, what: "read \(key)", largest: (key, largest))
         switch response.status {
         case 200, 206: return response.body
         case 404 where response.code != "NoSuchBucket": throw StoreError(code: .notFound, message: "no object \(key)")
@@ -180,15 +182,19 @@ public struct S3Store: ContainerStore {
     }
 
     /// One signed request, retried while the failure is transient.
+    private static func tooLarge(_ key: String, _ size: Int?, _ largest: Int) -> StoreError {
+        StoreError(code: .corrupt, message: "\(key) is \(size.map { "\($0) bytes" } ?? "larger"), more than the \(largest) an object there may have; refused as damaged, not read")
+    }
+
     private func send(
         _ method: String, _ path: String, query: [(String, String)] = [], headers: [(String, String)] = [],
-        body: [UInt8]? = nil, what: String
+        body: [UInt8]? = nil, what: String, largest: (key: String, bytes: Int)? = nil
     ) async throws(StoreError) -> Response {
         var attempt = 0
         while true {
             let outcome: Result<Response, any Error>
             do {
-                outcome = .success(try await sendOnce(method, path, query: query, headers: headers, body: body))
+                outcome = .success(try await sendOnce(method, path, query: query, headers: headers, body: body, largest: largest))
             } catch {
                 outcome = .failure(error)
             }
@@ -215,7 +221,8 @@ public struct S3Store: ContainerStore {
     }
 
     private func sendOnce(
-        _ method: String, _ path: String, query: [(String, String)], headers: [(String, String)], body: [UInt8]?
+        _ method: String, _ path: String, query: [(String, String)], headers: [(String, String)], body: [UInt8]?,
+        largest: (key: String, bytes: Int)?
     ) async throws -> Response {
         let hostHeader = settings.host + (settings.port.map { ":\($0)" } ?? "")
         let payloadHash = body.map(SigV4Signer.payloadHash) ?? SigV4Signer.emptyPayloadHash
@@ -228,7 +235,16 @@ public struct S3Store: ContainerStore {
             request.body = .bytes(ByteBuffer(bytes: body))
         }
         let response = try await client.execute(request, timeout: retry.requestTimeout)
-        var buffer = try await response.body.collect(upTo: Self.maxObjectSize)
+        var limit = Self.maxObjectSize
+        if let largest, response.status.code < 300 {
+            let declared = response.headers.first(name: "content-length").flatMap(Int.init)
+            if let declared, declared > largest.bytes { throw Self.tooLarge(largest.key, declared, largest.bytes) }
+            limit = largest.bytes
+        }
+        var buffer: ByteBuffer
+        do { buffer = try await response.body.collect(upTo: limit) } catch is NIOTooManyBytesError {
+            throw Self.tooLarge(largest?.key ?? path, nil, limit)
+        }
         let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
         var result = Response(status: response.status.code, body: bytes)
         if response.status.code >= 300 {

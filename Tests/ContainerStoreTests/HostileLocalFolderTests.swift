@@ -62,6 +62,18 @@ import Testing
         #expect(try String(contentsOfFile: victim, encoding: .utf8) == "theirs")
     }
 
+    /// A huge object (sparse, so this test costs no disk) is refused from its size before
+    /// a byte is read: an 8 GiB record once got the daemon OOM-killed.
+    @Test(arguments: ["journal/00000000000000000009", "blocks/ab", "packs/p"])
+    func anObjectTooLargeForItsKeyIsRefusedBeforeItIsRead(key: String) async throws {
+        let s = try Self.setup()
+        try await s.store.put(key, [1])
+        let size = ContainerLayout.largestObject(atKey: key) + 1
+        #expect(truncate(s.base + "/" + key, off_t(size)) == 0)
+        await Self.expectDamaged("get of \(size) bytes at \(key)") { _ = try await s.store.get(key) }
+        #expect(try await s.store.get(key, range: 0..<1) == [1])
+    }
+
     @Test(.timeLimit(.minutes(1)), arguments: ["symlink", "fifo", "folder", "device"])
     func anObjectThatIsNotAFileIsRefusedAsDamaged(kind: String) async throws {
         let s = try Self.setup()

@@ -151,6 +151,23 @@ import SeaweedFSFixture
         #expect(try await store.list(prefix: "blocks/", startAfter: nil, limit: 10) == ["blocks/a b+c", "blocks/big"])
     }
 
+    /// An object larger than anything that may be at its key is refused from its declared
+    /// size, before its body is read (a bucket others write could hold gigabytes there).
+    @Test func anObjectTooLargeForItsKeyIsRefusedBeforeItIsRead() async throws {
+        let store = try await SeaweedServer.shared().store(prefix: "huge", container: "c")
+        let size = Int(ContainerLayout.largestObject(atKey: "blocks/huge")) + 1
+        let bytes = [UInt8](repeating: 7, count: size)
+        try await store.put("blocks/huge", bytes)
+        do {
+            _ = try await store.get("blocks/huge")
+            Issue.record("a \(size)-byte block was read whole")
+        } catch {
+            #expect(error.code == .corrupt && error.message.contains("refused"), "\(error)")
+        }
+        // A range of it is still served: readers of a block ask for what they need.
+        #expect(try await store.get("blocks/huge", range: 10..<20) == [UInt8](repeating: 7, count: 10))
+    }
+
     /// Certificates are verified: a server whose certificate nothing trusts is refused as a
     /// setup problem (never retried as "offline"), and the message says TLS.
     @Test func anUntrustedCertificateIsRefused() async throws {
