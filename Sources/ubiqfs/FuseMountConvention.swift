@@ -21,6 +21,7 @@ enum FuseMountConvention {
     static let flagOptions: [String: String] = [
         "allow_other": "--allow-other", "allow-other": "--allow-other", "noexec": "--noexec", "ro": "--read-only",
         "no-notify": "--no-notify", "no_notify": "--no-notify",
+        "allow-plain-http": "--allow-plain-http", "allow_plain_http": "--allow-plain-http",
     ]
 
     /// Generic mount options with nothing to do here: ubiqfs always mounts nodev,nosuid
@@ -83,7 +84,7 @@ enum FuseMountConvention {
             } else if ignoredOptions.contains(key) || key.hasPrefix("x-") || key == "comment" {
                 continue
             } else {
-                let known = Set(valueOptions.keys.filter { !$0.contains("_") }.map { $0 + "=" }).union(["allow_other", "noexec", "ro", "no-notify"]).sorted()
+                let known = Set(valueOptions.keys.filter { !$0.contains("_") }.map { $0 + "=" }).union(["allow_other", "noexec", "ro", "no-notify", "allow-plain-http"]).sorted()
                 throw CommandFailure("unknown mount option '\(option)' (ubiqfs takes \(known.joined(separator: ", ")))")
             }
         }

@@ -25,7 +25,7 @@ import Testing
         try await fixture.sh(Self.inInstalledNamespace(fixture, """
             mkdir -p \(root)/one \(root)/two
             trap "umount -l \(root)/one 2>/dev/null || true; umount -l \(root)/two 2>/dev/null || true" EXIT
-            mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,device=one,container=team,cache-size=1G,allow_other,_netdev,nofail,x-systemd.automount,noatime
+            mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,device=one,container=team,cache-size=1G,allow_other,allow-plain-http,_netdev,nofail,x-systemd.automount,noatime
             grep " \(root)/one fuse.ubiqfs " /proc/mounts | grep -q "nosuid,nodev"
             # The -o options reached the daemon: container, allow_other, cache size.
             grep "^ubiqfs:team \(root)/one fuse.ubiqfs " /proc/mounts | grep -q allow_other
