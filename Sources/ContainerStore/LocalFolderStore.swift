@@ -157,7 +157,7 @@ public struct LocalFolderStore: ContainerStore {
     private func checkReachable() throws(StoreError) {
         var info = stat()
         guard lstat(base + "/.tmp", &info) == 0 else {
-            throw StoreError(code: .unreachable, message: "the store folder \(base) is not there (an unplugged disk or a dropped share?)")
+            throw StoreFolder.unreachable(base)
         }
     }
 
@@ -179,7 +179,7 @@ public struct LocalFolderStore: ContainerStore {
         guard let place = try folder.place(of: key, create: true),
               let temp = try folder.place(of: ".tmp/" + ItemID.random().rawValue, create: false)
         else {
-            throw StoreError(code: .unreachable, message: "the store folder \(base) is not there (an unplugged disk or a dropped share?)")
+            throw StoreFolder.unreachable(base)
         }
         let fd = temp.open(O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd != -1 else { throw Self.failure("cannot write \(key)", errno, "openat") }

@@ -51,7 +51,7 @@ struct StoreFolder: Sendable {
             let code = errno
             // An unplugged disk or a dropped share: never "no such object".
             if code == ENOENT || code == ENOTDIR {
-                throw StoreError(code: .unreachable, message: "the store folder \(base) is not there (an unplugged disk or a dropped share?)")
+                throw Self.unreachable(base)
             }
             throw Self.failure(code, "cannot open the store folder \(base)", call: "open")
         }
@@ -118,6 +118,11 @@ struct StoreFolder: Sendable {
         default: "not a regular file"
         }
         throw StoreError(code: .corrupt, message: "\(key) is \(what) in the store folder, not an object; refused as damaged")
+    }
+
+    /// An unplugged disk or a dropped share: never "no such object".
+    static func unreachable(_ base: String) -> StoreError {
+        StoreError(code: .unreachable, message: "the store folder \(base) is not there (an unplugged disk or a dropped share?)")
     }
 
     /// ELOOP is a symlink on the way, EXDEV a way out of the folder: damage, not I/O.

@@ -5,6 +5,7 @@ fsync of files and fsyncdir of folders. A chore may run beside it (power_cut_tes
 rounds): the workload then keeps going until the chore's cut, and leaves alone the file a
 restore is changing."""
 
+import contextlib
 import os
 import time
 
@@ -82,62 +83,60 @@ class Workload:
         if data:
             self.model.wrote(path, new, f"{what} {len(data)} bytes at {offset}")
 
-    def overwrite(self):
+    @contextlib.contextmanager
+    def opened(self, flags):
+        """A file picked at random, opened with `flags` and closed after: (path, fd), or
+        (None, None) when there is no file yet."""
         path = self.pick_file()
         if path is None:
+            yield None, None
             return
-        fd = os.open(self.full(path), os.O_WRONLY | os.O_TRUNC)
+        fd = os.open(self.full(path), flags)
         try:
+            yield path, fd
+        finally:
+            os.close(fd)
+
+    def overwrite(self):
+        with self.opened(os.O_WRONLY | os.O_TRUNC) as (path, fd):
+            if path is None:
+                return
             self.model.wrote(path, b"", "open O_TRUNC")
             self.write_all(fd, path, self.content(), 0, "write")
             if self.rng.random() < 0.3:
                 self.fsync(fd, path)
-        finally:
-            os.close(fd)
 
     def pwrite(self):
-        path = self.pick_file()
-        if path is None:
-            return
-        size = len(self.model.current[self.model.tree[path][2]])
-        offset = self.rng.randint(0, size + 4096)
-        data = self.rng.randbytes(self.rng.choice([1, self.rng.randint(1, 8192), self.rng.randint(1, 65536)]))
-        fd = os.open(self.full(path), os.O_WRONLY)
-        try:
+        with self.opened(os.O_WRONLY) as (path, fd):
+            if path is None:
+                return
+            size = len(self.model.current[self.model.tree[path][2]])
+            offset = self.rng.randint(0, size + 4096)
+            data = self.rng.randbytes(self.rng.choice([1, self.rng.randint(1, 8192), self.rng.randint(1, 65536)]))
             self.write_all(fd, path, data, offset, "pwrite")
-        finally:
-            os.close(fd)
 
     def dsync_write(self):
         """A write-only O_DSYNC pwrite: acknowledged, it is durable as after fdatasync
         (ubiqfs serves write-only opens around the page cache, where the kernel sends no
         fsync after such a write, so the daemon syncs it itself)."""
-        path = self.pick_file()
-        if path is None:
-            return
-        size = len(self.model.current[self.model.tree[path][2]])
-        offset = self.rng.randint(0, size)
-        fd = os.open(self.full(path), os.O_WRONLY | os.O_DSYNC)
-        try:
+        with self.opened(os.O_WRONLY | os.O_DSYNC) as (path, fd):
+            if path is None:
+                return
+            size = len(self.model.current[self.model.tree[path][2]])
+            offset = self.rng.randint(0, size)
             self.write_all(fd, path, self.rng.randbytes(self.rng.randint(1, 8192)), offset, "O_DSYNC pwrite")
             self.model.fsynced(path)
-        finally:
-            os.close(fd)
 
     def append(self):
-        path = self.pick_file()
-        if path is None:
-            return
-        data = self.rng.randbytes(self.rng.randint(1, 20000))
-        fd = os.open(self.full(path), os.O_WRONLY | os.O_APPEND)
-        try:
+        with self.opened(os.O_WRONLY | os.O_APPEND) as (path, fd):
+            if path is None:
+                return
+            data = self.rng.randbytes(self.rng.randint(1, 20000))
             write_fully(fd, data)
             old = self.model.current[self.model.tree[path][2]]
             self.model.wrote(path, old + data, f"append {len(data)} bytes")
             if self.rng.random() < 0.2:
                 self.fsync(fd, path)
-        finally:
-            os.close(fd)
 
     def truncate(self):
         path = self.pick_file()
