@@ -192,6 +192,9 @@ public actor Downloader {
     /// A failure in words, for `user.ubiqfs.error`.
     static func reason(_ error: any Error) -> String {
         guard let error = error as? SyncError else { return "\(error)" }
-        return error.code == .corrupt ? error.message : error.description
+        guard error.code == .corrupt else { return error.description }
+        // The store's own words say what is damaged ("... is a FIFO in the store folder").
+        guard let cause = error.cause as? StoreError else { return error.message }
+        return error.message + ": " + cause.message
     }
 }

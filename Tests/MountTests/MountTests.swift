@@ -357,6 +357,32 @@ import Testing
             """)
     }
 
+    /// A store folder others can write may hold a FIFO where a pack belongs (issue 35): a
+    /// read of the file fails at once as damaged, and the daemon keeps serving the rest.
+    @Test func aFIFOInTheStoreIsRefusedNotWaitedOn() async throws {
+        let fixture = try MountFixture()
+        let a = try await fixture.mount("a")
+        let bin = MountFixture.binary
+        try await fixture.sh("""
+            head -c 3000 /dev/urandom > \(a)/jammed.txt
+            \(bin) sync \(a) --wait
+            \(bin) unmount \(a)
+            """)
+        let packs = fixture.store + "/default/packs"
+        let pack = try #require(try FileManager.default.contentsOfDirectory(atPath: packs).first)
+        let b = try await fixture.mount("b")
+        try await fixture.sh("""
+            rm \(packs)/\(pack) && mkfifo \(packs)/\(pack)
+            start=$(date +%s%N)
+            fails timeout 20 cat \(b)/jammed.txt 2> err
+            grep -q "Input/output error" err || { cat err >&2; false; }
+            test $(( ($(date +%s%N) - start) / 1000000 )) -lt 15000
+            getfattr --only-values -n user.ubiqfs.error \(b)/jammed.txt | grep -q "is a FIFO in the store folder"
+            echo fine > \(b)/other.txt && \(bin) sync \(b) --wait
+            \(bin) status \(b) > /dev/null
+            """)
+    }
+
     @Test func pinAndEvictThroughXattrs() async throws {
         let fixture = try MountFixture()
         let a = try await fixture.mount("a")
