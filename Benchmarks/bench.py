@@ -863,6 +863,32 @@ class Bench:
             self.record("create_10k", t, count / timed(create))
         self.each(body, settle=True)
 
+    def deep_tree(self):
+        """A chain of folders 10,000 x scale deep (`mkdir` in a loop goes past PATH_MAX, as a
+        runaway script does): made and synced, then `rm -rf` and synced; and the daemon's
+        peak RSS (VmHWM: run this group alone for it to be this workload's)."""
+        depth = int(10000 * self.scale)
+        def make(top):
+            fd = os.open(top.parent, os.O_RDONLY | os.O_DIRECTORY)
+            name = top.name
+            try:
+                for _ in range(depth):
+                    os.mkdir(name, dir_fd=fd)
+                    inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+                    os.close(fd)
+                    fd, name = inner, "d"
+            finally:
+                os.close(fd)
+        def body(t, run):
+            top = t.dir / f"deep-{run}"
+            self.record("deep_make", t, timed(lambda: (make(top), t.settle())))
+            self.record("deep_rm", t, timed(lambda: (sh("rm", "-rf", str(top)), t.settle())))
+            if t.pid:
+                with open(f"/proc/{t.pid}/status") as status:
+                    peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+                self.record("deep_peak_rss", t, peak / 1024)
+        self.each(body, settle=True)
+
     def fsync(self):
         """What fsync costs: one writer's 4 KiB pwrite + fsync (median and 99th percentile
         latency), new files each written and fsynced (a careful program's save), eight
@@ -1158,6 +1184,9 @@ WORKLOADS = {
     "write_1g": ("sequential write + fsync", "MB/s", True, ("u/n", ">=", 0.7), ("r/u", "<=", 1 / 1.5)),
     "random_4k": ("4 KiB random reads, warm", "ops/s", True, None, None),
     "create_10k": ("create 10k small files", "files/s", True, ("u/n", ">=", 0.3), ("r/u", "<=", 1 / 3)),
+    "deep_make": ("a chain of 10k x scale folders made and synced", "s", False, None, None),
+    "deep_rm": ("  the same removed (rm -rf) and synced", "s", False, None, None),
+    "deep_peak_rss": ("  daemon peak RSS (run --only deep alone)", "MiB", False, None, None),
     "fsync_4k_median": ("4 KiB pwrite + fsync, median latency", "us", False, None, None),
     "fsync_4k_p99": ("4 KiB pwrite + fsync, 99th percentile", "us", False, None, None),
     "fsync_saves": ("new files written and fsynced", "files/s", True, None, None),
@@ -1299,7 +1328,7 @@ def main():
     print(f"\nwritten to {out}")
 
 
-GROUPS = {"write": "write_1g", "read": "reread_1g", "placeholder": "placeholder", "heads": "heads", "create": "create_10k", "fsync": "fsync",
+GROUPS = {"write": "write_1g", "read": "reread_1g", "placeholder": "placeholder", "heads": "heads", "create": "create_10k", "deep": "deep_tree", "fsync": "fsync",
           "ls": "ls_10k", "desktop": "desktop", "nautilus": "nautilus", "git": "git_tree", "build": "build", "memory": "memory",
           "far": "far_small", "far-large": "far_large"}
 

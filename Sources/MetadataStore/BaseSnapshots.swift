@@ -27,6 +27,15 @@ public enum BaseSnapshots {
         try String.fetchOne(db.cachedStatement(sql: "SELECT parent FROM base WHERE id = ?"), arguments: [id.rawValue]).map(ItemID.init)
     }
 
+    /// The committed item's folder and name, without decoding its snapshot.
+    public static func placement(of id: ItemID, _ db: Database) throws -> (parent: ItemID, name: ByteString)? {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT parent, name FROM base WHERE id = ?"), arguments: [id.rawValue]) else {
+            return nil
+        }
+        let name: Data = row["name"]
+        return (ItemID(row["parent"] as String), ByteString(Array(name)))
+    }
+
     /// The committed items named `name` in the folder `parent` (one, in a consistent base).
     public static func holders(of name: ByteString, in parent: ItemID, _ db: Database) throws -> [ItemID] {
         try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM base WHERE parent = ? AND name = ?"), arguments: [parent.rawValue, Data(name.bytes)])
@@ -36,6 +45,18 @@ public enum BaseSnapshots {
     /// The committed items in the folder `parent`.
     public static func children(of parent: ItemID, _ db: Database) throws -> [ItemID] {
         try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM base WHERE parent = ?"), arguments: [parent.rawValue]).map(ItemID.init)
+    }
+
+    /// Every committed item below the folder `id`, at any depth (a cycle in a damaged
+    /// table ends where it repeats: UNION drops rows already found).
+    public static func descendants(of id: ItemID, _ db: Database) throws -> Set<ItemID> {
+        let found = try String.fetchAll(db, sql: """
+            WITH RECURSIVE below(id) AS (
+                SELECT id FROM base WHERE parent = ? UNION
+                SELECT base.id FROM base JOIN below ON base.parent = below.id
+            ) SELECT id FROM below
+            """, arguments: [id.rawValue])
+        return Set(found.map(ItemID.init)).subtracting([id])
     }
 
     public static func remove(_ id: ItemID, _ db: Database) throws {

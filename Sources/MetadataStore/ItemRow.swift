@@ -252,10 +252,9 @@ extension ItemRow {
     }
 
     public static func hasChildren(_ parent: Inode, _ db: Database) throws -> Bool {
-        try !ItemRow.filter(StoredColumns.parent == parent && StoredColumns.deleted == false).isEmpty(db)
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM item WHERE parent = ? AND deleted = 0)"), arguments: [parent]) ?? false
     }
 
-    /// Whether `ino` is `ancestor` or inside it (bounded: parents come from the store too).
     /// The item's path inside the mount ("/a/b"), for people and the watch API; names
     /// that are not UTF-8 show with replacement characters.
     public static func path(of ino: Inode, _ db: Database) throws -> String {
@@ -269,6 +268,7 @@ extension ItemRow {
         return "/" + parts.reversed().joined(separator: "/")
     }
 
+    /// Whether `ino` is `ancestor` or inside it (bounded: parents come from the store too).
     public static func isInside(_ ino: Inode, _ ancestor: Inode, _ db: Database) throws -> Bool {
         var current: Inode? = ino
         var steps = 0

@@ -59,14 +59,26 @@ struct PushPlan: Sendable {
             ids[ino] = value
             return value
         }
+        // Each folder's depth is found once: a chain of 50,000 folders costs 50,000 steps,
+        // not 50,000 walks to the root.
+        var depths: [Inode: Int] = [Inode.root: 0]
         func depth(_ ino: Inode) throws -> Int {
-            var depth = 0
+            var chain: [Inode] = []
+            var onChain: Set<Inode> = []
             var current: Inode? = ino
-            while let value = current, value != Inode.root, depth < 10_000 {
+            var known = 0
+            while let value = current {
+                if let found = depths[value] {
+                    known = found
+                    break
+                }
+                // A cycle (a damaged table) or an orphan ends the walk where it stands.
+                guard onChain.insert(value).inserted else { break }
+                chain.append(value)
                 current = try node(value)?.parent
-                depth += 1
             }
-            return depth
+            for (offset, member) in chain.reversed().enumerated() { depths[member] = known + offset + 1 }
+            return depths[ino] ?? known
         }
 
         var settled: [Inode] = []

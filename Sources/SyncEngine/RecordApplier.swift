@@ -367,20 +367,11 @@ struct RecordApplier {
 
     // MARK: Delete
 
-    /// Whether the committed tree has `id` inside `folder` (what a delete of it took).
-    private func wasCommitted(_ id: ItemID, inside folder: ItemID) throws -> Bool {
-        var next = try BaseSnapshots.parent(of: id, db)
-        var steps = 0
-        while let current = next, steps < 10_000 {
-            if current == folder { return true }
-            next = try BaseSnapshots.parent(of: current, db)
-            steps += 1
-        }
-        return false
-    }
-
     mutating func delete(_ id: ItemID) throws {
         try trash.note(deleting: id, db)
+        // What the committed tree had inside it, found once: deleting the top of a deep tree
+        // stays linear in its size.
+        let committedInside = try BaseSnapshots.descendants(of: id, db)
         try BaseSnapshots.remove(id, db)
         guard let row = try ItemRow.find(id: id, db) else { return }
         if row.deleted {
@@ -407,7 +398,7 @@ struct RecordApplier {
                 // pushes look up who holds a name there (`PushPlan.withDependencies`).
                 survivors.insert(ino)
                 item.markChanged(.metadata, now: now)
-                if try ino == row.inode || wasCommitted(item.itemID, inside: id) {
+                if ino == row.inode || committedInside.contains(item.itemID) {
                     item.baseSeq = 0
                     try BaseSnapshots.remove(item.itemID, db)
                 }
@@ -420,7 +411,7 @@ struct RecordApplier {
             try item.update(db)
             // Gone from the committed tree with its folder, even if the record did not name
             // it (a committer that had not seen it there): no base of a deleted item.
-            if try wasCommitted(item.itemID, inside: id) { try BaseSnapshots.remove(item.itemID, db) }
+            if committedInside.contains(item.itemID) { try BaseSnapshots.remove(item.itemID, db) }
             note(.deleted, ino, path: path)
             if item.contentState != .placeholder { outcome.droppedContent.append(ino) }
             outcome.invalidations.append(.entry(parent: item.parent ?? Inode.root, name: item.itemName.bytes))

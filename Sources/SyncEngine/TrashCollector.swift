@@ -10,46 +10,92 @@ import MetadataStore
 struct TrashCollector {
     private struct Noted {
         var snapshot: ItemSnapshot
-        var folder: [ByteString]
         var held: [ItemSnapshot]
     }
 
     private var noted: [ItemID: Noted] = [:]
     private var order: [ItemID] = []
+    /// Items already gathered under a noted folder: noting them again adds nothing.
+    private var held: Set<ItemID> = []
+    /// The committed folders above the noted items (folder and name), each read once per
+    /// record, so deleting a deep tree costs its size, not its size times its depth.
+    private var above: [ItemID: (parent: ItemID, name: ByteString)] = [:]
 
     /// Call before the item's base snapshot is removed. Items never committed have none:
     /// nothing of them is in the store, so there is nothing to restore.
     mutating func note(deleting id: ItemID, _ db: Database) throws {
-        guard noted[id] == nil, let snapshot = try BaseSnapshots.find(id, db) else { return }
-        noted[id] = Noted(snapshot: snapshot, folder: try Self.folder(of: snapshot, db), held: try Self.subtree(of: id, db))
+        guard noted[id] == nil, !held.contains(id), let snapshot = try BaseSnapshots.find(id, db) else { return }
+        let inside = try Self.subtree(of: id, db)
+        noted[id] = Noted(snapshot: snapshot, held: inside)
+        held.formUnion(inside.map(\.id))
         order.append(id)
+        try learnFolders(above: snapshot, db)
     }
 
     /// Writes the record's entries and starts over.
     mutating func record(seq: UInt64, device: String, time: Int64, batch: String?, _ db: Database) throws {
-        defer {
-            noted = [:]
-            order = []
-        }
+        defer { self = TrashCollector() }
+        let tops = topsOfNoted()
         var members: [ItemID: [ItemSnapshot]] = [:]
-        var tops: [ItemID] = []
         for id in order {
-            guard let item = noted[id] else { continue }
-            var top = id
-            var seen: Set<ItemID> = [id]
-            while let parent = noted[top]?.snapshot.parent, noted[parent] != nil, seen.insert(parent).inserted { top = parent }
-            if top == id { tops.append(id) }
+            guard let item = noted[id], let top = tops[id] else { continue }
             members[top, default: []].append(contentsOf: [item.snapshot] + item.held)
         }
-        for id in tops {
+        for id in order where tops[id] == id {
             guard let top = noted[id] else { continue }
             var items = members[id] ?? []
             if let batch, top.snapshot.kind == .directory {
                 items += try Self.absorbed(into: top.snapshot, items, batch: batch, before: seq, db)
             }
             items = Self.parentsFirst(from: top.snapshot, items)
-            try TrashEntries.add(TrashEntry(seq: seq, device: device, time: time, folder: top.folder, items: items, batch: batch), db)
+            try TrashEntries.add(TrashEntry(seq: seq, device: device, time: time, folder: folder(of: top.snapshot), items: items, batch: batch), db)
         }
+    }
+
+    /// Reads the committed folders above the item up to the first one already known.
+    private mutating func learnFolders(above snapshot: ItemSnapshot, _ db: Database) throws {
+        var parent = snapshot.parent
+        while parent != .root, above[parent] == nil, let folder = try BaseSnapshots.placement(of: parent, db) {
+            above[parent] = folder
+            parent = folder.parent
+        }
+    }
+
+    /// The names of the committed folders above the item, from the root, as they were
+    /// when the record first reached them.
+    private func folder(of snapshot: ItemSnapshot) -> [ByteString] {
+        var names: [ByteString] = []
+        var parent = snapshot.parent
+        var seen: Set<ItemID> = []
+        while parent != .root, seen.insert(parent).inserted, let folder = above[parent] {
+            names.append(folder.name)
+            parent = folder.parent
+        }
+        return names.reversed()
+    }
+
+    /// For each noted item, the highest noted item above it through noted folders only
+    /// (itself when its folder was not deleted), each chain walked once.
+    private func topsOfNoted() -> [ItemID: ItemID] {
+        var tops: [ItemID: ItemID] = [:]
+        for id in order where tops[id] == nil {
+            var chain: [ItemID] = []
+            var seen: Set<ItemID> = []
+            var current = id
+            var top: ItemID?
+            while top == nil, seen.insert(current).inserted {
+                chain.append(current)
+                if let known = tops[current] {
+                    top = known
+                } else if let parent = noted[current]?.snapshot.parent, noted[parent] != nil {
+                    current = parent
+                } else {
+                    top = current
+                }
+            }
+            for member in chain { tops[member] = top ?? current }
+        }
+        return tops
     }
 
     /// A large delete (`rm -rf` of a big tree) spans the records of one push (a batch):
@@ -67,18 +113,6 @@ struct TrashCollector {
             try TrashEntries.remove(seq: entry.seq, id: entry.top.id, db)
         }
         return taken
-    }
-
-    /// The names of the committed folders above the item, from the root.
-    private static func folder(of snapshot: ItemSnapshot, _ db: Database) throws -> [ByteString] {
-        var names: [ByteString] = []
-        var parent = snapshot.parent
-        var seen: Set<ItemID> = []
-        while parent != .root, seen.insert(parent).inserted, let folder = try BaseSnapshots.find(parent, db) {
-            names.append(folder.name)
-            parent = folder.parent
-        }
-        return names.reversed()
     }
 
     /// What the committed tree holds under the item (a writer that deleted a folder with
