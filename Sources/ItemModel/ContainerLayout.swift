@@ -14,13 +14,16 @@ public enum ContainerLayout {
     public static let keyPrefix = "keys/"
     public static let leasePrefix = "gc/lease-"
 
-    /// 20 zero-padded digits, so lexicographic order (what stores list in) is numeric order.
     /// The largest object a reader takes whole at `key`, checked before it is read (a
     /// store that others write could hold gigabytes there): a record, checkpoint or other
-    /// JSON object at most `RecordCodec.maxObjectSize`, a block or pack at most 64 MiB
-    /// (the largest block size readers accept), each with room for sealing.
+    /// JSON object at most `RecordCodec.maxObjectSize` (a journal record at most
+    /// `RecordCodec.maxRecordSize`), a block or pack at most 64 MiB (the largest block size
+    /// readers accept), each with room for sealing.
     public static func largestObject(atKey key: String) -> Int64 {
-        let plain: Int64 = key.hasPrefix(blockPrefix) || key.hasPrefix(packPrefix) ? 64 << 20 : Int64(RecordCodec.maxObjectSize)
+        let plain: Int64 =
+            if key.hasPrefix(blockPrefix) || key.hasPrefix(packPrefix) { 64 << 20 }
+            else if key.hasPrefix(journalPrefix) { Int64(RecordCodec.maxRecordSize) }
+            else { Int64(RecordCodec.maxObjectSize) }
         return plain + plain / 8 + (64 << 10)
     }
 
@@ -62,6 +65,7 @@ public enum ContainerLayout {
         return first...last
     }
 
+    /// 20 zero-padded digits, so lexicographic order (what stores list in) is numeric order.
     private static func padded(_ value: UInt64) -> String {
         let digits = String(value)
         return String(repeating: "0", count: max(0, 20 - digits.count)) + digits

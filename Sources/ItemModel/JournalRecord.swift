@@ -2,6 +2,10 @@
 /// sequence numbers are a total order every device replays identically.
 public struct JournalRecord: Hashable, Sendable, Codable {
     public static let currentFormat = 1
+    /// The most operations (and blob moves) one record may hold: a reader refuses more
+    /// before decoding them, so one record costs a bounded amount of memory. Writers cut
+    /// their pushes well below it (2,000 operations and their dependencies).
+    public static let maxOperations = 100_000
 
     public var format: Int
     /// The writing device's random id (stable per state dir) and its human name.
@@ -36,6 +40,42 @@ public struct JournalRecord: Hashable, Sendable, Codable {
         record.format = format
         record.compacted = through
         return record
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case format, device, deviceName, commit, time, ops, settings, batch, compacted, relocate, prev
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        format = try container.decode(Int.self, forKey: .format)
+        device = try container.decode(String.self, forKey: .device)
+        deviceName = try container.decode(String.self, forKey: .deviceName)
+        commit = try container.decode(String.self, forKey: .commit)
+        time = try container.decode(Int64.self, forKey: .time)
+        ops = try Self.boundedList(container, .ops)
+        settings = try container.decodeIfPresent(ContainerSettings.self, forKey: .settings)
+        batch = try container.decodeIfPresent(String.self, forKey: .batch)
+        compacted = try container.decodeIfPresent(UInt64.self, forKey: .compacted)
+        relocate = try container.contains(.relocate) && !container.decodeNil(forKey: .relocate) ? Self.boundedList(container, .relocate) : nil
+        prev = try container.decodeIfPresent(String.self, forKey: .prev)
+    }
+
+    /// A list of at most `maxOperations` elements, counted before any is decoded.
+    private static func boundedList<Element: Decodable>(_ container: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> [Element] {
+        var list = try container.nestedUnkeyedContainer(forKey: key)
+        if let count = list.count, count > maxOperations {
+            throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "\(count) entries, more than the \(maxOperations) a record may hold")
+        }
+        var elements: [Element] = []
+        elements.reserveCapacity(list.count ?? 0)
+        while !list.isAtEnd {
+            guard elements.count < maxOperations else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "more entries than the \(maxOperations) a record may hold")
+            }
+            elements.append(try list.decode(Element.self))
+        }
+        return elements
     }
 
     public init(device: String, deviceName: String, commit: String, time: Int64, ops: [JournalOperation]) {

@@ -6,6 +6,9 @@ import Foundation
 public enum RecordCodec {
     /// Larger records or checkpoints are refused when read (a checkpoint of 1M items is ~300 MB).
     public static let maxObjectSize = 512 * 1024 * 1024
+    /// Larger journal records are refused when read: one record's cost stays bounded (a
+    /// writer cuts its pushes below it, and below `JournalRecord.maxOperations`).
+    public static let maxRecordSize = 64 * 1024 * 1024
 
     public static func encode<T: Encodable>(_ value: T) throws(RecordError) -> [UInt8] {
         let encoder = JSONEncoder()

@@ -31,6 +31,9 @@ public struct SyncConfiguration: Sendable {
     public var checkpointInterval: UInt64 = 1000
     /// Operations per journal record, so records stay small enough to read quickly.
     public var maxOperationsPerRecord = 2000
+    /// The largest record this device writes; never above what readers take
+    /// (`RecordCodec.maxRecordSize`). A push that encodes larger is cut.
+    public var maxRecordBytes = RecordCodec.maxRecordSize
     /// How long an unmount waits for the last push before leaving it for the next mount.
     public var shutdownPushTimeout: Duration = .seconds(30)
     /// How long that last push waits for a store that does not answer (unreachable or

@@ -25,7 +25,7 @@ extension SyncEngine {
             row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && !isBeingWritten(row)
         }
         let uploaded = try await uploader.upload(files)
-        let (plan, reuploading) = try await withoutObjectsAtRisk(calls.read("cannot plan the push") { db in
+        var (plan, reuploading) = try await withoutObjectsAtRisk(calls.read("cannot plan the push") { db in
             try PushPlan.make(chosen: chosen, settled: settled, uploads: uploaded, db)
         })
         if !plan.settled.isEmpty {
@@ -47,10 +47,7 @@ extension SyncEngine {
         record.settings = settings
         record.batch = pushOrder?.batch
         if record.format >= 2 { record.prev = try await lastRecordHash() }
-        let bytes: [UInt8]
-        do { bytes = try RecordCodec.encode(record) } catch {
-            throw SyncError(code: .store, message: "cannot encode journal \(seq)", cause: error)
-        }
+        let bytes = try fitting(&plan, into: &record, seq: seq)
         let key = ContainerLayout.journalKey(seq)
         // Rule W: the listing of what collectors condemned is at most a quarter of the
         // grace old at the commit; else the next round plans again with a new one.
@@ -80,6 +77,33 @@ extension SyncEngine {
             _ = await writeCheckpointAtHead(newerThan: seq - 1)
         }
         return .committed
+    }
+
+    /// The record's bytes, within what every reader takes (`JournalRecord.maxOperations`
+    /// and `RecordCodec.maxRecordSize`): a plan too large (long rename chains, files of
+    /// huge block lists) keeps its first part and the rest stays dirty for a new order, so
+    /// parents still go first.
+    func fitting(_ plan: inout PushPlan, into record: inout JournalRecord, seq: UInt64) throws(SyncError) -> [UInt8] {
+        if plan.entries.count > JournalRecord.maxOperations { cut(&plan, to: JournalRecord.maxOperations, &record) }
+        while true {
+            let bytes: [UInt8]
+            do { bytes = try RecordCodec.encode(record) } catch {
+                throw SyncError(code: .store, message: "cannot encode journal \(seq)", cause: error)
+            }
+            let limit = min(configuration.maxRecordBytes, RecordCodec.maxRecordSize)
+            if bytes.count <= limit { return bytes }
+            guard plan.entries.count > 1 else {
+                throw SyncError(code: .store, message: "journal \(seq): one change is \(bytes.count) bytes, more than a record may hold (\(limit))")
+            }
+            cut(&plan, to: plan.entries.count / 2, &record)
+        }
+    }
+
+    private func cut(_ plan: inout PushPlan, to count: Int, _ record: inout JournalRecord) {
+        logger.info("a record of \(plan.entries.count) changes is cut to \(count); the rest goes next")
+        plan.entries = Array(plan.entries.prefix(count))
+        record.ops = plan.operations
+        pushOrder = nil
     }
 
     /// The rows the next record takes and the rows that need no operation: the next part
