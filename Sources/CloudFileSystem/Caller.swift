@@ -1,3 +1,4 @@
+import Glibc
 import MetadataStore
 
 /// Who asked: owners of new items come from here, and `ubiqfs locks` shows the pid.
@@ -12,13 +13,15 @@ public struct Caller: Sendable {
         self.pid = pid
     }
 
-    /// Whether the mode bits let this caller write the item, as the kernel would judge
-    /// them with only the caller's primary group known (a supplementary group that could
-    /// write it is not: the narrower answer, for effects the caller did not ask per file).
-    func mayWrite(_ row: ItemRow) -> Bool {
-        if uid == 0 { return true }
-        if row.uid == Int64(uid) { return row.mode & 0o200 != 0 }
-        if row.gid == Int64(gid) { return row.mode & 0o020 != 0 }
-        return row.mode & 0o002 != 0
+    /// Whether this caller could change the item itself (`ItemRow.changeable`): what a
+    /// folder's evict and pin reach for them on a shared mount.
+    func mayChange(_ row: ItemRow) -> Bool {
+        row.changeable(byUID: Int64(uid), gid: Int64(gid))
+    }
+
+    /// How a pin state this caller sets is passed on: to everything below for the mount's
+    /// owner and root, else only to what they could change.
+    var pinSetter: PinSetter? {
+        uid == 0 || uid == getuid() ? nil : PinSetter(uid: Int64(uid), gid: Int64(gid))
     }
 }

@@ -11,8 +11,8 @@ extension FileSystemCore {
     public func childStates(_ folder: Inode, names: [String]? = nil) throws(FileSystemError) -> [ItemStateSummary] {
         let parent = try row(folder)
         guard parent.itemKind == .directory else { throw FileSystemError(.notDirectory, "not a folder") }
-        let (rows, asked, folderPinned) = try read { db -> ([ItemRow], Int, Bool) in
-            let pinned = try ItemRow.isPinned(folder, db)
+        let (rows, asked, folderPins) = try read { db -> ([ItemRow], Int, [PinState]) in
+            let pinned = try ItemRow.pinStates(from: folder, db)
             guard let names else { return (try Self.allChildren(of: folder, db), Int.max, pinned) }
             let asked = try Set(names).compactMap { try ItemRow.child(of: folder, named: ByteString(Array($0.utf8)), db) }
             // Their conflict copies, and the originals of copies among them, decide the marks.
@@ -28,7 +28,7 @@ extension FileSystemCore {
             guard let name = String(validating: row.itemName.bytes, as: UTF8.self) else { return nil }
             let transfer = downloads.transfers.transfer(row.inode)
             return ItemStateSummary(
-                name: name, state: state(of: row, transfer: transfer), pinned: row.pinned ?? folderPinned,
+                name: name, state: state(of: row, transfer: transfer), pinned: row.pinned ?? row.inheritedPin(from: folderPins),
                 conflicts: originals.contains(index), conflictCopy: copies.contains(index), progress: progress(of: row, transfer: transfer)
             )
         }

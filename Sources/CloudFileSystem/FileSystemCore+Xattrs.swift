@@ -81,13 +81,16 @@ extension FileSystemCore {
     }
 
     /// Pin (true), unpin (false) or inherit (nil). Pinning downloads what is not local yet.
-    public func setPinned(_ ino: Inode, _ pinned: Bool?) throws(FileSystemError) {
+    /// `caller`: who asks (nil: this device); another user's state on a folder reaches only
+    /// what they could change (`PinState`).
+    public func setPinned(_ ino: Inode, _ pinned: Bool?, by caller: Caller? = nil) throws(FileSystemError) {
         let toFetch = try withLeases([(ino, .exclusive)], "pin") { () throws(FileSystemError) -> [Inode] in
             try write { db -> [Inode] in
                 guard var row = try ItemRow.find(ino: ino, db), !row.deleted else { throw FileSystemError(.notFound) }
                 row.pinned = pinned
                 row.ctime = Timestamp.now()
                 try row.update(db)
+                try ItemRow.setPinSetter(ino, pinned == nil ? nil : caller?.pinSetter, db)
                 guard try ItemRow.isPinned(ino, db) else { return [] }
                 let candidates = row.itemKind == .directory ? try ItemRow.descendants(of: ino, db) : [row]
                 return try candidates.filter { item in
@@ -111,7 +114,7 @@ extension FileSystemCore {
 
     /// Drops local content, keeping the item as a placeholder; a folder evicts everything
     /// under it that it can and reports the first refusal. On a shared mount a folder's
-    /// evict reaches only the files `caller` could write (the kernel checks a file's own
+    /// evict reaches only the files `caller` could change (the kernel checks a file's own
     /// evict, and only the folder's): another user's private files keep their copy.
     public func evict(_ ino: Inode, by caller: Caller? = nil) throws(FileSystemError) {
         let row = try row(ino)
@@ -120,7 +123,7 @@ extension FileSystemCore {
             return
         }
         let files = try read { db in
-            try ItemRow.descendants(of: ino, db).filter { $0.itemKind == .file && (caller?.mayWrite($0) ?? true) }.map(\.inode)
+            try ItemRow.descendants(of: ino, db).filter { $0.itemKind == .file && (caller?.mayChange($0) ?? true) }.map(\.inode)
         }
         var first: FileSystemError?
         for file in files {
@@ -157,8 +160,8 @@ extension FileSystemCore {
         if evicted { emit(.evicted, ino) }
     }
 
-    /// `caller`: who asks (nil: this device itself); a folder's evict reaches only what
-    /// they could write themselves.
+    /// `caller`: who asks (nil: this device itself); a folder's evict and pin reach only
+    /// what they could change themselves.
     public func setXattr(_ ino: Inode, name: [UInt8], value: [UInt8], flags: Int32, caller: Caller? = nil) throws(FileSystemError) {
         guard let key = Self.userXattrKey(name) else {
             throw FileSystemError(.notSupported, "only user.* extended attributes with UTF-8 names are stored")
@@ -166,8 +169,8 @@ extension FileSystemCore {
         switch key {
         case "user.ubiqfs.pinned":
             switch value {
-            case [49], [49, 10]: return try setPinned(ino, true)
-            case [48], [48, 10]: return try setPinned(ino, false)
+            case [49], [49, 10]: return try setPinned(ino, true, by: caller)
+            case [48], [48, 10]: return try setPinned(ino, false, by: caller)
             default: throw FileSystemError(.invalid, "user.ubiqfs.pinned takes 1 or 0")
             }
         case "user.ubiqfs.evict":

@@ -280,17 +280,52 @@ extension ItemRow {
         return false
     }
 
-    /// The effective pin state: the nearest explicit state on the item or a folder above it.
+    /// The effective pin state: the item's own explicit state, else the nearest one above it
+    /// that reaches it (`PinState.reaches`).
     public static func isPinned(_ ino: Inode, _ db: Database) throws -> Bool {
-        var current: Inode? = ino
+        guard let row = try find(ino: ino, db) else { return false }
+        if let pinned = row.pinned { return pinned }
+        return try row.inheritedPin(from: pinStates(from: row.parent, db))
+    }
+
+    /// The pin the item inherits from `states` (those of the folders above it, nearest first).
+    public func inheritedPin(from states: [PinState]) -> Bool {
+        states.first { $0.reaches(self) }?.pinned ?? false
+    }
+
+    /// The explicit pin states of `ino` and the folders above it, nearest first, up to the
+    /// first that reaches everything below it.
+    public static func pinStates(from ino: Inode?, _ db: Database) throws -> [PinState] {
+        var states: [PinState] = []
+        var current = ino
         var steps = 0
         while let value = current, steps < 100_000 {
-            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT parent, pinned FROM item WHERE ino = ?"), arguments: [value]) else { return false }
-            if let pinned = row["pinned"] as Bool? { return pinned }
+            let sql = "SELECT parent, pinned, pinned_uid, pinned_gid FROM item WHERE ino = ?"
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [value]) else { break }
+            if let pinned = row["pinned"] as Bool? {
+                let setter = (row["pinned_uid"] as Int64?).map { PinSetter(uid: $0, gid: row["pinned_gid"] ?? -1) }
+                states.append(PinState(pinned: pinned, setter: setter))
+                if setter == nil { break }
+            }
             current = row["parent"]
             steps += 1
         }
-        return false
+        return states
+    }
+
+    /// Records who set the item's explicit pin state (nil: the mount's owner or root).
+    public static func setPinSetter(_ ino: Inode, _ setter: PinSetter?, _ db: Database) throws {
+        try db.cachedStatement(sql: "UPDATE item SET pinned_uid = ?, pinned_gid = ? WHERE ino = ?")
+            .execute(arguments: [setter?.uid, setter?.gid, ino])
+    }
+
+    /// Whether `uid` (with its primary group `gid`) could change the item itself: root,
+    /// its owner (who may chmod it), or a user its mode bits let write it. Supplementary
+    /// groups are not known: the narrower answer, for effects not asked per item.
+    public func changeable(byUID uid: Int64, gid: Int64) -> Bool {
+        if uid == 0 || uid == self.uid { return true }
+        if gid == self.gid { return mode & 0o020 != 0 }
+        return mode & 0o002 != 0
     }
 
     /// Every live item under a folder (not the folder itself), breadth first.

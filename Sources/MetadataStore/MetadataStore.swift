@@ -169,6 +169,14 @@ public final class MetadataStore: Sendable {
         migrator.registerMigration("v11: trash") { db in
             try TrashEntries.createTables(db)
         }
+        migrator.registerMigration("v12: pin setters") { db in
+            // Who set an explicit pin state, when another user of a shared mount did
+            // (`PinState`); NULL: the mount's owner or root.
+            try db.alter(table: "item") { t in
+                t.add(column: "pinned_uid", .integer)
+                t.add(column: "pinned_gid", .integer)
+            }
+        }
         return migrator
     }
 

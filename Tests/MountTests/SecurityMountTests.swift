@@ -150,6 +150,49 @@ import Testing
         try await fixture.unmount(m)
     }
 
+    /// On a shared mount another user's pin or unpin of a folder is passed on only to
+    /// what they could change themselves: it does not download someone's private files,
+    /// nor take away the pin their owner's folder gives them (XATTRS.md).
+    @Test(.enabled(if: getuid() == 0, "switching to another user needs root"))
+    func aFoldersPinByAnotherUserReachesOnlyWhatTheyCouldChange() async throws {
+        let fixture = try MountFixture()
+        let m = try await fixture.mount("m", extra: ["--allow-other"])
+        let bin = MountFixture.binary
+        try await fixture.sh("""
+            chmod 755 \(fixture.root)
+            mkdir -m 777 \(m)/top \(m)/top/shared
+            echo mine > \(m)/top/shared/private.txt && chmod 600 \(m)/top/shared/private.txt
+            echo open > \(m)/top/shared/open.txt && chmod 666 \(m)/top/shared/open.txt
+            su nobody -s /bin/sh -c 'echo theirs > \(m)/top/shared/theirs.txt'
+            \(bin) sync --wait \(m)
+            pinned() { getfattr --only-values -n user.ubiqfs.pinned "\(m)/top/shared/$1"; }
+            # The owner's pin of the folder above reaches every file; another user's unpin
+            # of the folder inside reaches only what they could change.
+            setfattr -n user.ubiqfs.pinned -v 1 \(m)/top
+            su nobody -s /bin/sh -c 'setfattr -n user.ubiqfs.pinned -v 0 \(m)/top/shared'
+            test "$(pinned private.txt)" = 1
+            test "$(pinned theirs.txt)" = 0
+            test "$(pinned open.txt)" = 0
+            # Their pin does not download the owner's private file.
+            setfattr -n user.ubiqfs.pinned -v 0 \(m)/top
+            setfattr -n user.ubiqfs.evict -v 1 \(m)/top/shared
+            test "$(getfattr --only-values -n user.ubiqfs.state \(m)/top/shared/private.txt)" = placeholder
+            su nobody -s /bin/sh -c 'setfattr -n user.ubiqfs.pinned -v 1 \(m)/top/shared'
+            test "$(pinned private.txt)" = 0
+            test "$(pinned theirs.txt)" = 1
+            for _ in $(seq 100); do
+                test "$(getfattr --only-values -n user.ubiqfs.state \(m)/top/shared/theirs.txt)" = local && break
+                sleep 0.1
+            done
+            test "$(getfattr --only-values -n user.ubiqfs.state \(m)/top/shared/theirs.txt)" = local
+            test "$(getfattr --only-values -n user.ubiqfs.state \(m)/top/shared/private.txt)" = placeholder
+            # The owner's own pin of the same folder reaches everything.
+            setfattr -n user.ubiqfs.pinned -v 1 \(m)/top/shared
+            test "$(pinned private.txt)" = 1
+            """)
+        try await fixture.unmount(m)
+    }
+
     @Test func onlyUserXattrsAndPrivateState() async throws {
         let fixture = try MountFixture()
         let m = try await fixture.mount("m")
