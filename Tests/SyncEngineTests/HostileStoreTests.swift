@@ -3,6 +3,7 @@ import DeviceFixture
 import Foundation
 import Glibc
 import ItemModel
+import S3Store
 import SeaweedFSFixture
 import SyncEngine
 import Testing
@@ -15,6 +16,9 @@ import Testing
 /// (or lack it, when the record naming it was refused): never other bytes. It must then
 /// go on working (a new file of its own reaches a third device).
 ///
+/// The same against a real S3 service, where damage is what a bucket's other writers can
+/// do: objects overwritten with garbage, halves, or more bytes than may be at their key.
+///
 /// Seeded: `UBIQFS_HOSTILE_SEED=<seed>` replays one run. The run with no damage is the
 /// control: every file must then be exact, or the checker could pass anything.
 @Suite struct HostileStoreTests {
@@ -24,13 +28,33 @@ import Testing
 
     @Test(.timeLimit(.minutes(5)), arguments: explicitSeed.map { [$0] } ?? [0, 11, 12, 13, 14, 15])
     func aDamagedStoreFolderIsNeverFollowedAndNeverServesOtherBytes(seed: UInt64) async throws {
-        var rng = SplitMix64(seed: seed)
         let root = try TemporaryDirectories.make("ubiqfs-hostile-store")
         let outside = root + "/outside"
         try FileManager.default.createDirectory(atPath: outside + "/folder", withIntermediateDirectories: true)
         #expect(FileManager.default.createFile(atPath: outside + "/secret", contents: Data("secret".utf8)))
         let store = try LocalFolderStore(root: root + "/shared", container: "c")
+        try await Self.joinAfterDamage(seed: seed, store: store) { rng in
+            try Self.damage(store.base, outside: outside, count: 1 + Int(rng.next() % 4), &rng)
+        }
+        try Self.expectOutsideUntouched(outside)
+    }
 
+    /// The same over a real S3 service (SeaweedFS): objects overwritten with garbage, with
+    /// halves of themselves, or with more bytes than may be at their key.
+    @Test(.timeLimit(.minutes(5)), arguments: explicitSeed.map { [$0] } ?? [0, 21, 22, 23, 24])
+    func aDamagedS3StoreNeverServesOtherBytes(seed: UInt64) async throws {
+        let server = try await SeaweedServer.shared()
+        let store = try await server.store(prefix: "hostile-\(UUID().uuidString.prefix(8))", container: "c")
+        try await Self.joinAfterDamage(seed: seed, store: store) { rng in
+            try await Self.damage(store, count: 1 + Int(rng.next() % 4), &rng)
+        }
+    }
+
+    /// One device commits a tree, `damage` spoils the store (none for seed 0, the control),
+    /// and a second device joins and reads everything: each file exact or failed (or absent
+    /// when the record naming it was refused), memory within a bound; then it goes on.
+    static func joinAfterDamage(seed: UInt64, store: any ContainerStore, damage: (inout SplitMix64) async throws -> [String]) async throws {
+        var rng = SplitMix64(seed: seed)
         let a = try await TestDevice(store: store, name: "a")
         var written: [String: [UInt8]] = [:]
         for index in 0..<14 {
@@ -45,7 +69,7 @@ import Testing
         try await a.sync()
         await a.shutdown()
 
-        let damaged = seed == 0 ? [] : try Self.damage(store.base, outside: outside, count: 1 + Int(rng.next() % 4), &rng)
+        let damaged = seed == 0 ? [] : try await damage(&rng)
         let rssBefore = Self.residentBytes()
         let b: TestDevice
         do {
@@ -53,7 +77,6 @@ import Testing
         } catch let error as SyncError where seed != 0 && error.message.contains("does not follow") {
             // A record changed in place breaks the chain of records (each names the hash of
             // the one before): sync stops there and says so, as for a forked journal.
-            try Self.expectOutsideUntouched(outside)
             return
         }
         var served = 0
@@ -73,7 +96,6 @@ import Testing
         if seed == 0 { #expect(served == written.count) }
         let grown = Self.residentBytes() - rssBefore
         #expect(grown < 400 << 20, "seed \(seed): resident memory grew by \(grown >> 20) MiB (damaged: \(damaged))")
-        try Self.expectOutsideUntouched(outside)
 
         // b goes on: its own new file reaches a third device.
         try await b.write("after.txt", "still working")
@@ -82,6 +104,32 @@ import Testing
         #expect(try await c.read("after.txt") == "still working", "seed \(seed) (damaged: \(damaged))")
         await b.shutdown()
         await c.shutdown()
+    }
+
+    /// Overwrites `count` random objects of an S3 store; says which, and how.
+    static func damage(_ store: any ContainerStore, count: Int, _ rng: inout SplitMix64) async throws -> [String] {
+        var objects: [StoredObject] = []
+        for prefix in [ContainerLayout.journalPrefix, ContainerLayout.blockPrefix, ContainerLayout.packPrefix, ContainerLayout.checkpointPrefix] {
+            objects += try await store.listAllObjects(prefix: prefix)
+        }
+        objects.sort { $0.key < $1.key }
+        var said: [String] = []
+        for _ in 0..<count where !objects.isEmpty {
+            let object = objects.remove(at: Int(rng.next() % UInt64(objects.count)))
+            let bytes = try await store.get(object.key)
+            let limit = ContainerLayout.largestObject(atKey: object.key)
+            var damage = [Damage.huge, .garbage, .half][Int(rng.next() % 3)]
+            // Past the limit of a checkpoint is 576 MiB: garbage there instead.
+            if damage == .huge && limit > 100 << 20 { damage = .garbage }
+            switch damage {
+            case .huge:
+                try await store.put(object.key, bytes + [UInt8](repeating: 0x20, count: Int(limit) + 1 - bytes.count))
+            case .half: try await store.put(object.key, Array(bytes.prefix(bytes.count / 2)))
+            default: try await store.put(object.key, (0..<max(bytes.count, 1)).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
+            }
+            said.append("\(object.key): \(damage)")
+        }
+        return said
     }
 
     /// Replaces `count` random objects; says which, and how.
