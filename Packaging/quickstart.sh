@@ -23,7 +23,7 @@ ubiqfs is mounted on $mountpoint (/usr/local/bin/ubiqfs). Things to try:
   ubiqfs status $mountpoint            # online/paused, pending uploads, cache use
   ubiqfs sync $mountpoint --wait       # push now; returns when nothing is pending
   getfattr -n user.ubiqfs.state $mountpoint/git/copyright
-  ubiqfs mount /tmp/second --state-dir /tmp/second-state   # a second device on the same store
+  ubiqfs mount /tmp/second --state-dir /tmp/second-state --device second   # a second device on the same store
   ubiqfs unmount $mountpoint
 GNOME Files shows each item's state once restarted (nautilus -q), with python3-nautilus installed.
 TRY

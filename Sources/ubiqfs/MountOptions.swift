@@ -162,5 +162,14 @@ struct MountOptions: ParsableArguments {
         if let passphraseFd { arguments.append("--passphrase-fd=\(passphraseFd)") }
         return arguments
     }
-    var resolvedDevice: String { device ?? Paths.hostName }
+    /// The host name with the default state dir; with another (a second device on this
+    /// host), the host name and that folder's name, so conflict copies say whose they are.
+    var resolvedDevice: String {
+        if let device { return device }
+        let host = Paths.hostName
+        guard resolvedStateDir != Paths.absolute(Paths.defaultStateDir(container: resolvedContainer)) else { return host }
+        var name = host + "-" + (resolvedStateDir.split(separator: "/").last.map(String.init) ?? "")
+        while name.utf8.count > 64 { name.removeLast() }
+        return name
+    }
 }

@@ -325,6 +325,20 @@ import Testing
         try await fixture.sh("cmp keep.bin \(b)/keep.bin && test -d \(b)/folder")
     }
 
+    /// A second state dir on this host gets a device name of its own by default, so the
+    /// conflict copies of two devices on one host say whose they are.
+    @Test func aSecondStateDirOnThisHostHasADistinctDefaultName() async throws {
+        let fixture = try MountFixture()
+        let bin = MountFixture.binary
+        let second = fixture.root + "/second"
+        try await fixture.sh("""
+            mkdir \(second)
+            \(bin) mount \(second) --store \(fixture.store) --state-dir \(fixture.root)/second-state --poll-interval 0.5
+            \(bin) status \(second) | grep -q "device: *$(hostname)-second-state$"
+            \(bin) unmount \(second)
+            """)
+    }
+
     @Test func aReaderWaitingForADownloadCanBeInterrupted() async throws {
         let fixture = try MountFixture()
         let a = try await fixture.mount("a")
