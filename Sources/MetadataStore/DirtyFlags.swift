@@ -8,4 +8,11 @@ public struct DirtyFlags: OptionSet, Sendable, Hashable {
     public static let metadata = DirtyFlags(rawValue: 1)
     /// The bytes of a file.
     public static let content = DirtyFlags(rawValue: 2)
+    /// Only a folder's mtime, moved by a name in it changing: its upsert goes with that
+    /// change, but it is no edit of the folder (a delete elsewhere still takes it, and
+    /// what is inside is not kept with it).
+    public static let times = DirtyFlags(rawValue: 4)
+
+    /// Changes a person made to the item itself: all but `times`.
+    public var edited: Bool { !subtracting(.times).isEmpty }
 }

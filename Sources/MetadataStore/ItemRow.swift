@@ -199,11 +199,14 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
         set { blocks = newValue.isEmpty ? nil : try? JSONEncoder().encode(newValue) }
     }
 
-    /// Records a local change: what kind, and a new generation.
+    /// Records a local change: what kind, and a new generation. The root is never marked:
+    /// the format has no upsert of it, so its own mode, times and xattrs stay this
+    /// device's (and nothing waits for ever to be pushed).
     public mutating func markChanged(_ flags: DirtyFlags, now: Int64) {
+        ctime = now
+        guard inode != .root else { return }
         dirtyFlags.formUnion(flags)
         changeGen += 1
-        ctime = now
     }
 }
 

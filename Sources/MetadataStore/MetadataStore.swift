@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Inodes
 import ItemModel
 
 /// This device's state (`state.db`): items, the journal cursor and the device identity.
@@ -176,6 +177,11 @@ public final class MetadataStore: Sendable {
                 t.add(column: "pinned_uid", .integer)
                 t.add(column: "pinned_gid", .integer)
             }
+        }
+        migrator.registerMigration("v13: the root is never pending") { db in
+            // Its own changes stay this device's (`ItemRow.markChanged`); before, they were
+            // marked and never pushed, pending for ever.
+            try db.execute(sql: "UPDATE item SET dirty = 0 WHERE ino = ?", arguments: [Inode.root])
         }
         return migrator
     }

@@ -158,9 +158,15 @@ struct RecordApplier {
     // MARK: Upsert
 
     mutating func upsert(_ item: ItemSnapshot, seq: UInt64, own: Bool) throws {
-        guard let parent = try folder(of: item, seq: seq) else { return }
         let base = try BaseSnapshots.find(item.id, db)
         let existing = try ItemRow.find(id: item.id, db)
+        // A folder deleted here whose time alone moved there (names changed in it): no edit,
+        // so it stays deleted, and so do the folders above it; its delete goes next.
+        if !own, let existing, existing.deleted, existing.itemKind == .directory, let base, Self.differsOnlyInTime(item, from: base) {
+            try BaseSnapshots.set(item, seq: seq, db)
+            return
+        }
+        guard let parent = try folder(of: item, seq: seq) else { return }
         if let existing, existing.itemKind != item.kind {
             outcome.refused.append("journal \(seq): \(item.name) refused: an item cannot change from \(existing.itemKind.rawValue) to \(item.kind.rawValue)")
             return
@@ -229,6 +235,7 @@ struct RecordApplier {
         if try localFlags.contains(.metadata) && matchesMetadata(row, item, parent: parent) {
             row.dirtyFlags.remove(.metadata)
         }
+        if localFlags.contains(.times) && row.mtime == item.mtime { row.dirtyFlags.remove(.times) }
         if !localFlags.contains(.content) { row.blockList = item.blocks ?? [] }
         row.baseSeq = Int64(seq)
         try row.update(db)
@@ -240,13 +247,15 @@ struct RecordApplier {
     private mutating func merge(_ row: inout ItemRow, _ item: ItemSnapshot, base: ItemSnapshot?, parent: Inode, contentChanged: Bool) throws {
         let (localMetadata, localContent) = (row.dirtyFlags.contains(.metadata), row.dirtyFlags.contains(.content))
         let localXattrs = try StoredXattrs.all(of: row.inode, db)
-        let metadataDiffers = UInt32(row.mode) != item.mode || row.mtime != item.mtime || localXattrs != (item.xattrs ?? [:])
+        // A folder's time alone follows the names changing in it, which have events of their own.
+        let timeDiffers = row.mtime != item.mtime && item.kind != .directory
+        let metadataDiffers = UInt32(row.mode) != item.mode || timeDiffers || localXattrs != (item.xattrs ?? [:])
         let baseParent: Inode? = base.flatMap { base in
             base.parent == .root ? Inode.root : (try? ItemRow.find(id: base.parent, db))?.inode
         }
         let movedHere = localMetadata && (base == nil || row.parent != baseParent || row.itemName != base?.name)
         let modeChangedHere = localMetadata && (base == nil || UInt32(row.mode) != base?.mode)
-        let mtimeChangedHere = localMetadata && (base == nil || row.mtime != base?.mtime)
+        let mtimeChangedHere = (localMetadata || row.dirtyFlags.contains(.times)) && (base == nil || row.mtime != base?.mtime)
         let xattrsChangedHere = localMetadata && (base == nil || localXattrs != (base?.xattrs ?? [:]))
         if !movedHere && (row.parent != parent || row.itemName != item.name) {
             try follow(move: &row, to: parent, name: item.name)
@@ -337,6 +346,12 @@ struct RecordApplier {
         return try matchesMetadata(row, base, parent: parent)
     }
 
+    static func differsOnlyInTime(_ item: ItemSnapshot, from base: ItemSnapshot) -> Bool {
+        var same = item
+        same.mtime = base.mtime
+        return same == base
+    }
+
     private func matchesMetadata(_ row: ItemRow, _ item: ItemSnapshot, parent: Inode) throws -> Bool {
         try row.parent == parent && row.itemName == item.name && UInt32(row.mode) == item.mode
             && row.symlinkTarget == item.target && StoredXattrs.all(of: row.inode, db) == (item.xattrs ?? [:])
@@ -390,8 +405,8 @@ struct RecordApplier {
             guard var item = try ItemRow.find(ino: ino, db) else { continue }
             // A folder this device had deleted, brought back only for a change the deleting
             // device has now taken away with it: deleted on both sides, nothing to keep.
-            let onlyBroughtBack = !item.dirtyFlags.isEmpty && outcome.resurrected[item.itemID] == item.changeGen
-            let keep = try (!item.dirtyFlags.isEmpty && !onlyBroughtBack) || ItemRow.hasChildren(ino, db)
+            let onlyBroughtBack = item.dirtyFlags.edited && outcome.resurrected[item.itemID] == item.changeGen
+            let keep = try (item.dirtyFlags.edited && !onlyBroughtBack) || ItemRow.hasChildren(ino, db)
             if keep {
                 // Edit wins over delete: the item stays and will be committed as new, if the
                 // delete took it. One moved in here is still where others have it (its base):
@@ -442,7 +457,7 @@ struct RecordApplier {
     /// Two items cannot share a name: the one already here steps aside as `name (n)`.
     private mutating func makeRoom(parent: Inode, name: ByteString, keeping id: ItemID) throws {
         guard var other = try ItemRow.child(of: parent, named: name, db), other.itemID != id else { return }
-        if comingLater[other.itemID] != nil && other.dirtyFlags.isEmpty {
+        if comingLater[other.itemID] != nil && !other.dirtyFlags.edited {
             // The record itself moves or deletes it next: step aside quietly, as the
             // committing device did (NUL is in no real name, so this clashes with nothing).
             displaced[other.inode] = displaced[other.inode] ?? (parent, name)
@@ -500,11 +515,13 @@ struct RecordApplier {
         let name = try freeName(folder.itemName, parent: parentIno)
         folder.itemName = name
         folder.deleted = false
-        if try stillCommittedAsIs(folder) {
+        if try stillCommittedAsIs(folder), let base = try BaseSnapshots.find(folder.itemID, db) {
             // Deleted here only, and the others have it as it is here: the delete is undone
             // and there is nothing to push. Pushed, it would read elsewhere as an edit, and
             // keep the folder on a device that deletes it too (as the one that moved
-            // something in may do next).
+            // something in may do next). Its time is theirs too: the deletes in it that
+            // moved it here went as deletes, not with it.
+            folder.mtime = base.mtime
             folder.dirtyFlags = []
             folder.changeGen += 1
             folder.ctime = now

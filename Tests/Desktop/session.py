@@ -40,6 +40,10 @@ class Session:
             "XDG_CONFIG_HOME": os.path.join(self.home, ".config"), "XDG_DATA_HOME": os.path.join(self.home, ".local/share"),
             "XDG_CACHE_HOME": os.path.join(self.home, ".cache"), "GTK_A11Y": "none", "NO_AT_BRIDGE": "1",
             "GSETTINGS_BACKEND": "memory", "LANG": "C.UTF-8",
+            # Xvfb has no GPU: GTK's software OpenGL renderer draws so slowly on a loaded
+            # machine that its frame clock starves the idle callbacks that hand listed files
+            # to the view (GNOME Files stays at "Loading..."). Cairo draws at once.
+            "GSK_RENDERER": "cairo",
         })
         self.env.pop("WAYLAND_DISPLAY", None)
         # GNOME Files' embedded Python finds its home from python3 on PATH: Debian's, which

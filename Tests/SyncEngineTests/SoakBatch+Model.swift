@@ -126,7 +126,8 @@ extension SoakBatch {
             let target = entry.kind == .symlink ? String(decoding: try device.core.readlink(entry.ino), as: UTF8.self) : nil
             result[entry.path] = Node(
                 kind: entry.kind, id: entry.id, mode: entry.mode, xattrs: xattrs, target: target,
-                size: entry.kind == .file ? row.size : 0, blocks: entry.kind == .file ? row.blockList : []
+                size: entry.kind == .file ? row.size : 0, blocks: entry.kind == .file ? row.blockList : [],
+                folderTime: entry.kind == .directory ? row.mtime : 0
             )
         }
         return result

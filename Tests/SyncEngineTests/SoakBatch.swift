@@ -50,11 +50,14 @@ struct Node: Equatable, CustomStringConvertible {
     var target: String?
     var size: Int64
     var blocks: [BlockReference]
+    /// Folders' mtime: a create, rename or delete inside a folder moves it on every device.
+    var folderTime: Int64
 
     var description: String {
         let attributes = xattrs.keys.sorted().map { "\($0)=\(String(decoding: xattrs[$0]!, as: UTF8.self))" }.joined(separator: ",")
         return "\(kind.rawValue) id=\(id.prefix(8)) mode=\(String(mode, radix: 8)) xattrs=[\(attributes)]"
             + (target.map { " -> \($0)" } ?? "") + " size=\(size) blocks=\(blocks.map { $0.hash.prefix(8) })"
+            + (kind == .directory ? " mtime=\(folderTime)" : "")
     }
 }
 
