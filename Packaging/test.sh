@@ -32,6 +32,13 @@ if ! command -v rclone >/dev/null; then
     export PATH
 fi
 rclone version >/dev/null
+# Ceph's RADOS Gateway, from Debian, is the second real S3 service (the tests start a
+# one-node cluster in a temporary folder and stop it).
+if [ ! -x /usr/bin/radosgw ] || [ ! -x /usr/bin/ceph-mon ] || [ ! -x /usr/bin/ceph-osd ]; then
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    $sudo Tests/Ceph/ceph-s3.sh install >/dev/null
+fi
 
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
@@ -48,6 +55,10 @@ cleanup_mounts() {
         fusermount3 -uz "$m" || true
     done
     pkill -9 -f -- "mini -dir=/tmp/ubiqfs-seaweed-" 2>/dev/null || true
+    for ceph in /tmp/ubiqfs-ceph-*/; do
+        [ -d "$ceph" ] && Tests/Ceph/ceph-s3.sh stop "$ceph"
+    done
+    rm -f /tmp/ubiqfs-ceph-*.env /tmp/ubiqfs-ceph-*.log /tmp/ubiqfs-ceph-*.partial
 }
 cleanup_mounts
 trap 'cleanup_mounts; rm -f "$log"' EXIT

@@ -99,8 +99,11 @@ import SeaweedFSFixture
         #expect(try settings("http://localhost:8333").plainHTTPWarning == nil)
     }
 
-    @Test func aConditionalWriteServiceIsVerified() async throws {
-        let store = try await SeaweedServer.shared().store(prefix: "verify", container: "c")
+    /// SeaweedFS and Ceph's RADOS Gateway both honour `If-None-Match: *`.
+    @Test(arguments: ["seaweedfs", "ceph"]) func aConditionalWriteServiceIsVerified(service: String) async throws {
+        let store = service == "ceph"
+            ? try await CephServer.shared().store(prefix: "verify", container: "c")
+            : try await SeaweedServer.shared().store(prefix: "verify", container: "c")
         try await store.verify()
         #expect(try await store.list(prefix: ".ubiqfs-probe/", startAfter: nil, limit: 10).isEmpty)
     }

@@ -6,9 +6,10 @@ import S3Store
 import SeaweedFSFixture
 
 /// The same contract for every store: a store that passes this can hold a container.
-/// S3 runs against a real SeaweedFS server that the tests start on 127.0.0.1.
+/// S3 runs against two real services the tests start on 127.0.0.1: SeaweedFS and Ceph's
+/// RADOS Gateway.
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
-    case localFolder, memory, s3
+    case localFolder, memory, s3, ceph
     var testDescription: String { rawValue }
 
     func make() async throws -> any ContainerStore {
@@ -20,6 +21,8 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
         case .s3:
             // A fresh prefix per test: tests share the server and the bucket.
             return try await SeaweedServer.shared().store(prefix: "conformance-\(UUID().uuidString.prefix(8))", container: "c")
+        case .ceph:
+            return try await CephServer.shared().store(prefix: "conformance-\(UUID().uuidString.prefix(8))", container: "c")
         }
     }
 }

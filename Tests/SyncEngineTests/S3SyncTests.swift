@@ -12,11 +12,17 @@ import Testing
 /// converge, stream large files, survive the service going away, and never lose a commit
 /// when they race.
 @Suite(.serialized) struct S3SyncTests {
-    @Test func devicesConvergeOverS3AndAFreshDeviceJoins() async throws {
-        let server = try await SeaweedServer.shared()
+    /// On both real S3 services of the tests: SeaweedFS and Ceph's RADOS Gateway.
+    static func store(_ service: String, prefix: String) async throws -> S3Store {
+        service == "ceph"
+            ? try await CephServer.shared().store(prefix: prefix, container: "team")
+            : try await SeaweedServer.shared().store(prefix: prefix, container: "team")
+    }
+
+    @Test(arguments: ["seaweedfs", "ceph"]) func devicesConvergeOverS3AndAFreshDeviceJoins(service: String) async throws {
         let prefix = "sync-\(UUID().uuidString.prefix(8))"
-        let a = try await TestDevice(store: server.store(prefix: prefix, container: "team"), name: "a")
-        let b = try await TestDevice(store: server.store(prefix: prefix, container: "team"), name: "b")
+        let a = try await TestDevice(store: Self.store(service, prefix: prefix), name: "a")
+        let b = try await TestDevice(store: Self.store(service, prefix: prefix), name: "b")
         try a.mkdir("docs")
         try await a.write("docs/plan.txt", "plan from a")
         // Three blocks, read back from the middle first: streamed, verified per block.
@@ -34,7 +40,7 @@ import Testing
         b.core.release(handle: handle)
         #expect(try await a.tree() == b.tree())
 
-        let c = try await TestDevice(store: server.store(prefix: prefix, container: "team"), name: "c")
+        let c = try await TestDevice(store: Self.store(service, prefix: prefix), name: "c")
         #expect(try await c.tree() == a.tree())
         await a.shutdown()
         await b.shutdown()
