@@ -9,6 +9,7 @@ set -euo pipefail
 ACCESS_KEY=${CEPH_S3_ACCESS_KEY:-testaccesskey}
 SECRET_KEY=${CEPH_S3_SECRET_KEY:-testsecretkey}
 
+answers() { python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' "$1" 2>/dev/null; }
 free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 alive() { [ -e /proc/$1 ] && ! grep -q '^State:.*Z' /proc/$1/status 2>/dev/null; }  # zombie = dead
 
@@ -77,9 +78,9 @@ CONF
   radosgw-admin "${C[@]}" user create --uid=test --display-name=test \
       --access-key="$ACCESS_KEY" --secret-key="$SECRET_KEY" >/dev/null
   for _ in $(seq 300); do  # up to 60 s
-    curl -fs -o /dev/null "http://127.0.0.1:$RGW_PORT/" && break; sleep 0.2
+    answers "http://127.0.0.1:$RGW_PORT/" && break; sleep 0.2
   done
-  curl -fs -o /dev/null "http://127.0.0.1:$RGW_PORT/" || { echo "radosgw not answering, see $D/log" >&2; exit 1; }
+  answers "http://127.0.0.1:$RGW_PORT/" || { echo "radosgw not answering, see $D/log" >&2; exit 1; }
   echo "S3_ENDPOINT=http://127.0.0.1:$RGW_PORT"
   echo "S3_ACCESS_KEY=$ACCESS_KEY"
   echo "S3_SECRET_KEY=$SECRET_KEY"
