@@ -12,7 +12,8 @@ public struct DirtyFlags: OptionSet, Sendable, Hashable {
     /// change, but it is no edit of the folder (a delete elsewhere still takes it, and
     /// what is inside is not kept with it).
     public static let times = DirtyFlags(rawValue: 4)
-
     /// Changes a person made to the item itself: all but `times`.
-    public var edited: Bool { !subtracting(.times).isEmpty }
+    public static let edits: DirtyFlags = [.metadata, .content]
+
+    public var edited: Bool { !isDisjoint(with: .edits) }
 }

@@ -74,18 +74,13 @@ extension ItemRow {
 
     /// Folders' mtime and ctime after a name in them changed, marked changed so the new
     /// mtime goes with the change that made it (the same record: a folder's upsert rides
-    /// along with what changed in it). The root has no upsert: its times stay this
-    /// device's own. Only these columns: a whole-row update would rewrite the folder's
-    /// index entries too.
+    /// along with what changed in it), as `markChanged` marks (the root is not). Only
+    /// these columns: a whole-row update would rewrite the folder's index entries too.
     public static func touchFolders(_ inos: [Inode], now: Int64, _ db: Database) throws {
-        let statement = try db.cachedStatement(sql: """
-            UPDATE item SET mtime = ?1, ctime = ?1,
-                dirty = CASE WHEN ino = ?3 THEN dirty ELSE dirty | ?4 END,
-                changeGen = CASE WHEN ino = ?3 THEN changeGen ELSE changeGen + 1 END
-            WHERE ino = ?2
-            """)
+        let statement = try db.cachedStatement(sql: "UPDATE item SET mtime = ?1, ctime = ?1, dirty = dirty | ?2, changeGen = changeGen + ?3 WHERE ino = ?4")
         for (index, ino) in inos.enumerated() where !inos[..<index].contains(ino) {
-            try statement.execute(arguments: [now, ino, Inode.root, DirtyFlags.times.rawValue])
+            let marked = isPushed(ino)
+            try statement.execute(arguments: [now, marked ? DirtyFlags.times.rawValue : 0, marked ? 1 : 0, ino])
         }
     }
 
@@ -175,7 +170,7 @@ extension ItemRow {
                 SELECT ?, 0 UNION ALL
                 SELECT item.ino, item.dirty FROM item JOIN sub ON item.parent = sub.ino WHERE item.deleted = 0 AND sub.dirty & ? = 0
             ) SELECT ino FROM sub
-            """, arguments: [ino, DirtyFlags.times.rawValue ^ 0xFF])
+            """, arguments: [ino, DirtyFlags.edits.rawValue])
     }
 
     /// At startup: local files with no cache file, cache files with no item, and (with

@@ -199,15 +199,18 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
         set { blocks = newValue.isEmpty ? nil : try? JSONEncoder().encode(newValue) }
     }
 
-    /// Records a local change: what kind, and a new generation. The root is never marked:
-    /// the format has no upsert of it, so its own mode, times and xattrs stay this
-    /// device's (and nothing waits for ever to be pushed).
+    /// Records a local change: what kind, and a new generation (for items that are pushed).
     public mutating func markChanged(_ flags: DirtyFlags, now: Int64) {
         ctime = now
-        guard inode != .root else { return }
+        guard Self.isPushed(inode) else { return }
         dirtyFlags.formUnion(flags)
         changeGen += 1
     }
+
+    /// Whether the item's own changes are pushed: all but the root, which the format has
+    /// no upsert of (its mode, times and xattrs stay this device's, and nothing waits for
+    /// ever to be pushed).
+    public static func isPushed(_ ino: Inode) -> Bool { ino != .root }
 }
 
 extension ItemRow {
