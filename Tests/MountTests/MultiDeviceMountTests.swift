@@ -126,6 +126,33 @@ import Testing
             """)
     }
 
+    /// A folder's time, moved by a create, rename or delete in it, is the same on every
+    /// mount (what `make`, `rsync -a` and `find -newer` compare); the root's own time and
+    /// mode stay each device's and leave nothing pending.
+    @Test func folderTimesAreTheSameOnEveryMount() async throws {
+        let fixture = try MountFixture()
+        let a = try await fixture.mount("a")
+        let b = try await fixture.mount("b")
+        let bin = MountFixture.binary
+        try await fixture.sh("""
+            \(Self.helpers)
+            mkdir \(a)/docs && echo one > \(a)/docs/one.txt
+            for change in "echo two > \(a)/docs/two.txt" "mv \(a)/docs/two.txt \(a)/docs/three.txt" "rm \(a)/docs/three.txt"; do
+                before=$(stat -c %y \(a)/docs)
+                sleep 0.01
+                eval "$change"
+                test "$(stat -c %y \(a)/docs)" != "$before"
+                \(bin) sync --wait \(a)
+                waitfor '[ "$(stat -c %y \(b)/docs)" = "$(stat -c %y \(a)/docs)" ]'
+            done
+            touch -d 2020-01-01 \(a) && chmod 700 \(a)
+            \(bin) sync --wait \(a)
+            \(bin) status \(a) | grep -q 'pending uploads: 0'
+            \(bin) unmount \(a) > out 2>&1
+            ! grep -q "could not be pushed" out
+            """)
+    }
+
     @Test func offlineEditsOnBothSidesConvergeWithBothVersionsKept() async throws {
         let fixture = try MountFixture()
         let a = try await fixture.mount("a", device: "laptop")

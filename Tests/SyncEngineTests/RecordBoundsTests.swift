@@ -1,8 +1,10 @@
 import ContainerStore
 import DeviceFixture
 import Foundation
+import Glibc
 import ItemModel
 import MetadataStore
+import SeaweedFSFixture
 import SyncEngine
 import Testing
 
@@ -71,10 +73,21 @@ import Testing
         return bytes
     }
 
-    /// A journal record larger than `maxRecordSize` is refused by the store read itself,
-    /// before its bytes are read.
-    @Test func aJournalRecordLargerThanTheLimitIsNotRead() {
-        #expect(ContainerLayout.largestObject(atKey: ContainerLayout.journalKey(1)) < Int64(RecordCodec.maxObjectSize))
-        #expect(ContainerLayout.largestObject(atKey: ContainerLayout.checkpointKey(1)) > Int64(RecordCodec.maxObjectSize))
+    /// A journal record larger than `maxRecordSize` (with room for sealing) is refused by
+    /// the store read itself, before its bytes are read: a sparse file of 80 MiB at a
+    /// journal key costs no memory, while a checkpoint of that size is still taken.
+    @Test func aJournalRecordLargerThanTheLimitIsNotRead() async throws {
+        let root = try TemporaryDirectories.make("ubiqfs-record-bounds")
+        let store = try LocalFolderStore(root: root, container: "c")
+        let size = ContainerLayout.largestObject(atKey: ContainerLayout.journalKey(1)) + 1
+        #expect(size < Int64(RecordCodec.maxObjectSize))
+        for key in [ContainerLayout.journalKey(1), ContainerLayout.checkpointKey(1)] {
+            try await store.put(key, Array("{}".utf8))
+            #expect(truncate(store.base + "/" + key, off_t(size)) == 0)
+        }
+        let before = HostileStoreTests.residentBytes()
+        await #expect { _ = try await store.get(ContainerLayout.journalKey(1)) } throws: { ($0 as? StoreError)?.code == .corrupt }
+        #expect(HostileStoreTests.residentBytes() - before < 16 << 20)
+        #expect(try await store.get(ContainerLayout.checkpointKey(1)).count == Int(size))
     }
 }
