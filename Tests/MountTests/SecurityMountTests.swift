@@ -124,20 +124,27 @@ import Testing
             """)
     }
 
+    /// A folder everyone may write on a shared mount, with the owner's private file, a
+    /// file open to all, and another user's (nobody's) file, all uploaded.
+    static func sharedFolder(_ folder: String, _ fixture: MountFixture) -> String {
+        """
+        chmod 755 \(fixture.root)
+        mkdir -m 777 \(folder)
+        echo mine > \(folder)/private.txt && chmod 600 \(folder)/private.txt
+        echo open > \(folder)/open.txt && chmod 666 \(folder)/open.txt
+        su nobody -s /bin/sh -c 'echo theirs > \(folder)/theirs.txt'
+        \(MountFixture.binary) sync --wait \(folder)
+        """
+    }
+
     /// On a shared mount another user may evict a folder they can write, but not the
     /// local copy of files in it they could not write themselves (XATTRS.md).
     @Test(.enabled(if: getuid() == 0, "switching to another user needs root"))
     func aFoldersEvictReachesOnlyWhatTheCallerCouldWrite() async throws {
         let fixture = try MountFixture()
         let m = try await fixture.mount("m", extra: ["--allow-other"])
-        let bin = MountFixture.binary
         try await fixture.sh("""
-            chmod 755 \(fixture.root)
-            mkdir -m 777 \(m)/shared
-            echo mine > \(m)/shared/private.txt && chmod 600 \(m)/shared/private.txt
-            echo open > \(m)/shared/open.txt && chmod 666 \(m)/shared/open.txt
-            su nobody -s /bin/sh -c 'echo theirs > \(m)/shared/theirs.txt'
-            \(bin) sync --wait \(m)
+            \(Self.sharedFolder(m + "/shared", fixture))
             su nobody -s /bin/sh -c 'setfattr -n user.ubiqfs.evict -v 1 \(m)/shared'
             test "$(getfattr --only-values -n user.ubiqfs.state \(m)/shared/private.txt)" = local
             test "$(getfattr --only-values -n user.ubiqfs.state \(m)/shared/theirs.txt)" = placeholder
@@ -157,14 +164,9 @@ import Testing
     func aFoldersPinByAnotherUserReachesOnlyWhatTheyCouldChange() async throws {
         let fixture = try MountFixture()
         let m = try await fixture.mount("m", extra: ["--allow-other"])
-        let bin = MountFixture.binary
         try await fixture.sh("""
-            chmod 755 \(fixture.root)
-            mkdir -m 777 \(m)/top \(m)/top/shared
-            echo mine > \(m)/top/shared/private.txt && chmod 600 \(m)/top/shared/private.txt
-            echo open > \(m)/top/shared/open.txt && chmod 666 \(m)/top/shared/open.txt
-            su nobody -s /bin/sh -c 'echo theirs > \(m)/top/shared/theirs.txt'
-            \(bin) sync --wait \(m)
+            mkdir -m 777 \(m)/top
+            \(Self.sharedFolder(m + "/top/shared", fixture))
             pinned() { getfattr --only-values -n user.ubiqfs.pinned "\(m)/top/shared/$1"; }
             # The owner's pin of the folder above reaches every file; another user's unpin
             # of the folder inside reaches only what they could change.
