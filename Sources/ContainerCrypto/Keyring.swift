@@ -36,19 +36,32 @@ public struct Keyring: Sendable {
     }
 
     /// The master key and the id of the object `passphrase` opens; `wrongPassphrase` if none.
+    /// An object that is damaged or has parameters no reader accepts is passed over, so one
+    /// planted object cannot lock every passphrase out.
     public func unlock(passphrase: String) async throws(CryptoError) -> (master: [UInt8], id: String) {
         let keys = try await call("cannot list the container's keys") { store throws(StoreError) in try await store.listAll(prefix: ContainerLayout.keyPrefix) }
         guard !keys.isEmpty else { throw CryptoError(code: .tampered, message: "the container is encrypted but its store holds no key object (keys/)") }
+        var unusable: [String] = []
         for key in keys {
             let bytes = try await call("cannot read \(key)") { store throws(StoreError) in try await store.get(key) }
-            guard let wrapped = try? RecordCodec.decode(WrappedKey.self, from: bytes), ContainerLayout.keyObjectKey(wrapped.id) == key else { continue }
+            guard let wrapped = try? RecordCodec.decode(WrappedKey.self, from: bytes), ContainerLayout.keyObjectKey(wrapped.id) == key else {
+                unusable.append(key)
+                continue
+            }
             let container = self.container
-            let opened = try await OffloadedWork.run { () throws(CryptoError) -> [UInt8]? in
-                try wrapped.unwrap(passphrase: passphrase, container: container)?.withUnsafeBytes { Array($0) }
+            let opened: [UInt8]?
+            do {
+                opened = try await OffloadedWork.run { () throws(CryptoError) -> [UInt8]? in
+                    try wrapped.unwrap(passphrase: passphrase, container: container)?.withUnsafeBytes { Array($0) }
+                }
+            } catch where error.code == .tampered {
+                unusable.append(key)
+                continue
             }
             if let master = opened { return (master, wrapped.id) }
         }
-        throw CryptoError(code: .wrongPassphrase, message: "wrong passphrase: none of the container's \(keys.count) key objects opens with it")
+        let passedOver = unusable.isEmpty ? "" : " (\(unusable.count) of them damaged or of parameters ubiqfs does not accept: \(unusable.joined(separator: ", ")))"
+        throw CryptoError(code: .wrongPassphrase, message: "wrong passphrase: none of the container's \(keys.count) key objects opens with it\(passedOver)")
     }
 
     /// Removes the object `passphrase` opens; the last one stays (the container would be lost).

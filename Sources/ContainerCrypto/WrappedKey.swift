@@ -22,6 +22,9 @@ public struct WrappedKey: Codable, Sendable, Equatable {
 
     /// scrypt's cost: N = 2^17 (128 MiB, about half a second here); tests pass less.
     public static let defaultCost = 17
+    /// The most a reader accepts, N = 2^20 (1 GiB, a few seconds): room for writers to
+    /// raise the cost, and a bound on what a planted key object can make a reader spend.
+    public static let maxCost = 20
 
     /// Seals `master` under `passphrase` for container `container`.
     public static func wrap(
@@ -43,9 +46,9 @@ public struct WrappedKey: Codable, Sendable, Equatable {
 
     /// The master key, if `passphrase` is this object's; nil if it is another's.
     public func unwrap(passphrase: String, container: String) throws(CryptoError) -> SymmetricKey? {
-        guard kdf.n >= 1 << 10, kdf.n <= 1 << 22, kdf.n & (kdf.n - 1) == 0, kdf.r == 8, kdf.p == 1,
+        guard kdf.n >= 1 << 10, kdf.n <= 1 << Self.maxCost, kdf.n & (kdf.n - 1) == 0, kdf.r == 8, kdf.p == 1,
               let sealedBytes = Data(base64Encoded: sealed), Data(base64Encoded: kdf.salt)?.count == 32
-        else { throw CryptoError(code: .tampered, message: "keys/\(id) has parameters ubiqfs never writes") }
+        else { throw CryptoError(code: .tampered, message: "keys/\(id) has scrypt parameters ubiqfs does not accept") }
         let kek = try Self.derive(passphrase, kdf)
         guard let box = try? AES.GCM.SealedBox(combined: sealedBytes),
               let plain = try? AES.GCM.open(box, using: kek, authenticating: Array(Self.context(container, id).utf8)),
@@ -61,7 +64,7 @@ public struct WrappedKey: Codable, Sendable, Equatable {
         do {
             return try KDF.Scrypt.deriveKey(
                 from: Array(passphrase.utf8), salt: salt, outputByteCount: 32, rounds: kdf.n, blockSize: kdf.r, parallelism: kdf.p,
-                maxMemory: 256 << 20
+                maxMemory: ((128 * 8) << Self.maxCost) + (1 << 20)
             )
         } catch {
             throw CryptoError(code: .invalid, message: "scrypt failed", cause: error)

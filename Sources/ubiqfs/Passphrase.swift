@@ -22,14 +22,23 @@ enum Passphrase {
         return try ask(confirm: options.encrypt)
     }
 
-    /// The first line of `path`.
+    /// The first line of `path`, without its line ending (`\n` or `\r\n`): the same bytes
+    /// whichever editor wrote the file. Not normalised: the key is made from these bytes.
     static func read(_ path: String) throws -> String {
         guard let data = FileManager.default.contents(atPath: Paths.absolute(path)) else {
             throw CommandFailure("cannot read the passphrase file \(path)")
         }
-        let line = String(decoding: data, as: UTF8.self).split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return try firstLine(of: Array(data), in: path)
+    }
+
+    static func firstLine(of bytes: [UInt8], in path: String) throws -> String {
+        var line = bytes.prefix { $0 != 0x0A }
+        if line.last == 0x0D { line = line.dropLast() }
         guard !line.isEmpty else { throw CommandFailure("the passphrase file \(path) is empty") }
-        return String(line)
+        guard let text = String(validating: line, as: UTF8.self) else {
+            throw CommandFailure("the passphrase file \(path) is not UTF-8 text")
+        }
+        return text
     }
 
     /// Whatever `fd` holds, then closes it (the daemon's end of its launcher's pipe).

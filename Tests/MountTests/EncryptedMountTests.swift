@@ -62,8 +62,13 @@ import Testing
             )
             #expect(refused.status != 0 && refused.error.contains("wrong passphrase"), "\(refused.error)")
         }
-        // The systemd credential (LoadCredential=ubiqfs-passphrase:...) gives it too.
-        try await fixture.sh("mkdir -p credentials && cp pw2 credentials/ubiqfs-passphrase")
+        // The systemd credential (LoadCredential=ubiqfs-passphrase:...) gives it too, written
+        // with a Windows line ending. A key object planted in the store with parameters no
+        // reader accepts is passed over, not a lock-out.
+        try await fixture.sh(#"""
+            mkdir -p credentials && printf 'second passphrase\r\nanother line\n' > credentials/ubiqfs-passphrase
+            printf '{"id":"00000000000000000000000000000000","kdf":{"n":3,"p":1,"r":8,"salt":"AA=="},"sealed":"AA=="}' > \#(container)/keys/00000000000000000000000000000000
+            """#)
         let c = try await fixture.mount("c", environment: ["CREDENTIALS_DIRECTORY": fixture.root + "/credentials"])
         try await fixture.sh("""
             \(MultiDeviceMountTests.helpers)

@@ -41,6 +41,29 @@ import Testing
         #expect(try wrapped.unwrap(passphrase: Self.passphrase, container: "another") == nil)
     }
 
+    /// Readers accept scrypt costs up to 2^20 (room for writers to raise it), refuse more
+    /// before deriving anything, and pass over a key object they refuse.
+    @Test func keyObjectsOfHigherCostOpenAndRefusedOnesArePassedOver() async throws {
+        let master = Array(UInt8(0)..<32)
+        let costly = try WrappedKey.wrap(.init(data: master), passphrase: Self.passphrase, container: "c0ffee", cost: 18)
+        #expect(try costly.unwrap(passphrase: Self.passphrase, container: "c0ffee")?.withUnsafeBytes { Array($0) } == master)
+        var tooCostly = costly
+        tooCostly.kdf.n = 1 << (WrappedKey.maxCost + 1)
+        #expect(throws: CryptoError.self) { try tooCostly.unwrap(passphrase: Self.passphrase, container: "c0ffee") }
+
+        let store = InMemoryStore()
+        let keyring = Keyring(store: store, container: "c0ffee", cost: 10)
+        let id = try await keyring.add(passphrase: Self.passphrase, master: master)
+        // Planted before it in key order: one refused, one under another key.
+        tooCostly.id = "00000000000000000000000000000000"
+        try await store.put(ContainerLayout.keyObjectKey(tooCostly.id), try RecordCodec.encode(tooCostly))
+        try await store.put(ContainerLayout.keyObjectKey("00000000000000000000000000000001"), try RecordCodec.encode(costly))
+        let unlocked = try await keyring.unlock(passphrase: Self.passphrase)
+        #expect(unlocked.master == master && unlocked.id == id)
+        let wrong = await Self.refusal { _ = try await keyring.unlock(passphrase: "another passphrase") }
+        #expect(wrong?.contains("2 of them damaged or of parameters ubiqfs does not accept") == true, "\(wrong ?? "")")
+    }
+
     /// Why `body` failed, or nil if it did not.
     static func refusal(_ body: () async throws -> Void) async -> String? {
         do {
