@@ -198,10 +198,12 @@ extension FileSystemCore {
     /// made a placeholder on disk first (its fill's record goes), and the row says local
     /// (and changed, in the same transaction) only once the empty file is there.
     func makeEmptyLocal(_ ino: Inode, changed: Bool) throws(FileSystemError) {
-        if try row(ino).contentState == .partial { try forgetFillDurably(ino) }
+        let before = try row(ino)
+        if before.contentState == .partial { try forgetFillDurably(ino) }
         cache.remove(ino)
         downloads.partials.forget(ino)
-        do { try cache.createEmpty(ino) } catch { throw Self.wrap(error) }
+        // An empty file opened is no change: it keeps the time every device shows.
+        do { try cache.createEmpty(ino, mtime: changed ? nil : before.mtime) } catch { throw Self.wrap(error) }
         if changed { _ = handles.noteWrite(ino) }
         do {
             try write { db in

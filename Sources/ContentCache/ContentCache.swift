@@ -45,10 +45,13 @@ public final class ContentCache: Sendable {
     }
 
     /// Makes the item's content an empty local file (new files, O_TRUNC on a placeholder).
-    public func createEmpty(_ ino: Inode) throws(CacheError) {
+    /// `mtime`: the item's, for an empty file that is no change (the cache file's mtime is
+    /// the one shown); nil leaves it now.
+    public func createEmpty(_ ino: Inode, mtime: Int64? = nil) throws(CacheError) {
         pendingRemovals.cancel(ino)
         do {
             let fd = try Syscall.check("open") { Glibc.open(path(for: ino), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+            if let mtime { setModificationTime(fd: fd, nanoseconds: mtime) }
             folderChanged.store(true, ordering: .releasing)
             close(fd)
         } catch {

@@ -106,6 +106,22 @@ import Testing
         await b.shutdown()
     }
 
+    /// An empty placeholder opened (for reading, or truncated to what it is) becomes local
+    /// with the time every device shows: no change, nothing pushed.
+    @Test func anEmptyPlaceholderOpenedKeepsItsTime() async throws {
+        let store = InMemoryStore()
+        let (a, b, ino) = try await placeholder([], on: store)
+        let committed = try a.core.attributes(try #require(a.inode("remote.txt"))).mtime
+        try await Task.sleep(for: .milliseconds(20))
+        for flags in [O_RDONLY, O_WRONLY | O_TRUNC] {
+            b.core.release(handle: try await b.core.open(ino, flags: flags).handle)
+            #expect(try b.core.attributes(ino).mtime == committed, "flags \(flags)")
+        }
+        #expect(await b.engine.status().pendingItems == 0)
+        await a.shutdown()
+        await b.shutdown()
+    }
+
     /// O_TRUNC needs none of the old content: it opens with the store away.
     @Test func openingAPlaceholderWithTruncateFetchesNothing() async throws {
         let store = InMemoryStore()
