@@ -102,20 +102,22 @@ import Testing
             """)
     }
 
-    /// An unmount while the store hangs returns within seconds, says on the terminal what
-    /// stays pending, and releases the state dir: the next mount starts at once and pushes it.
+    /// An unmount while the store hangs returns (after the stall limit, 6 s, well before
+    /// the store timeout, 60 s), says on the terminal what stays pending, and releases the
+    /// state dir: the next mount starts at once and pushes it. The store hangs before the
+    /// file is written, so no push can take it first, however slow the machine.
     @Test func anUnmountWithAHungStoreReturnsAndKeepsWhatIsPending() async throws {
         let fixture = try MountFixture()
         let bin = MountFixture.binary
         let m = try await fixture.mount("m")
         try await fixture.sh("""
-            echo kept > \(m)/kept.txt
             \(bin) faults \(m) hang
+            echo kept > \(m)/kept.txt
             start=$(date +%s)
             \(bin) unmount \(m) > out
             elapsed=$(( $(date +%s) - start ))
-            test "$elapsed" -le 10 || { echo "unmount took $elapsed s" >&2; exit 1; }
-            grep -q "pushed after the next mount" out || { cat out >&2; exit 1; }
+            test "$elapsed" -lt 45 || { echo "unmount took $elapsed s" >&2; exit 1; }
+            grep -q "pushed after the next mount" out || { echo "unmount said: $(cat out)" >&2; exit 1; }
             """)
         let again = try await fixture.mount("m")
         try await fixture.sh("\(bin) sync \(again) --wait")
