@@ -1,0 +1,202 @@
+import CloudFileSystem
+import ContainerStore
+import DeviceFixture
+import Foundation
+import Inodes
+import ItemModel
+import MetadataStore
+import SeaweedFSFixture
+@testable import SyncEngine
+import Testing
+
+/// docs/CONTAINER-FORMAT.md is precise enough to write a second client: a reader written
+/// from the document alone, in another language and with none of the engine's types
+/// (Tests/FormatReader/ubiqfs_reader.py), rebuilds containers the engine made exactly as
+/// a fresh device sees them: every item with its metadata and content, every file's
+/// versions, the trash. The containers are random (seeded), plain and encrypted, written by
+/// two devices that meet in conflicts, then collected, repacked and compacted, then
+/// changed again.
+///
+/// `UBIQFS_READER_SEED=<seed>` replays one container. The control: after a change the
+/// fresh device has not pulled, the reader must see a different container, or the
+/// comparison could pass anything.
+@Suite struct CleanRoomReaderTests {
+    static let explicitSeed = ProcessInfo.processInfo.environment["UBIQFS_READER_SEED"].flatMap(UInt64.init)
+    static let passphrase = "clean room passphrase"
+    static let reader = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("FormatReader/ubiqfs_reader.py").path
+
+    static func configuration(encrypted: Bool, creator: Bool) -> SyncConfiguration {
+        var configuration = CompactionTests.configuration()
+        if encrypted {
+            configuration.encryption = ContainerUnlock(passphrase: passphrase, encrypt: creator)
+            configuration.encryption.cost = 10
+        }
+        return configuration
+    }
+
+    @Test(.timeLimit(.minutes(5)), arguments: explicitSeed.map { [$0] } ?? [1, 2], [false, true])
+    func aReaderWrittenFromTheDocumentSeesWhatAFreshDeviceSees(seed: UInt64, encrypted: Bool) async throws {
+        let root = try TemporaryDirectories.make("ubiqfs-clean-room")
+        let store = try LocalFolderStore(root: root + "/store", container: "c")
+        let a = try await TestDevice(store: store, name: "a", configuration: Self.configuration(encrypted: encrypted, creator: true))
+        let b = try await TestDevice(store: store, name: "b", configuration: Self.configuration(encrypted: encrypted, creator: false))
+        let repack = try await Self.repackMostlyGarbage(a)
+        #expect((repack.repacked ?? 0) > 0 && repack.deleted > 0, "a run that repacks and deletes: \(repack)")
+        var workload = ReaderWorkload(seed: seed)
+        for _ in 0..<40 { try await workload.step(workload.rng.chance(50) ? a : b) }
+        for device in [a, b, a] { try await device.sync() }
+        _ = try await a.engine.collect(grace: .milliseconds(50), horizon: .zero)
+        let compaction = try await a.engine.collect(grace: .milliseconds(50), horizon: .zero)
+        #expect(compaction.compactedThrough != nil, "a run that compacts: \(compaction)")
+        for _ in 0..<12 { try await workload.step(workload.rng.chance(50) ? a : b) }
+        try await Self.leaveHistory(b)
+        for device in [a, b, a] { try await device.sync() }
+
+        let fresh = try await TestDevice(store: store, name: "fresh", configuration: Self.configuration(encrypted: encrypted, creator: false))
+        let seen = try await DeviceManifest.of(fresh)
+        #expect(try await DeviceManifest.of(a).items == seen.items, "the writer and a fresh device agree")
+        let read = try await Self.read(root + "/store/c", encrypted: encrypted, in: root)
+        #expect(read == seen, "\(read.difference(from: seen))")
+        #expect(seen.items.count > 5 && seen.versions.count >= 3 && seen.trash.contains { $0.contains(#""items":2,"path":["gone"]"#) })
+
+        // The control: a change the fresh device has not pulled is one the reader sees.
+        try await a.write("control.txt", "after")
+        try await a.sync()
+        #expect(try await Self.read(root + "/store/c", encrypted: encrypted, in: root) != seen)
+        try await fresh.sync()
+        let after = try await Self.read(root + "/store/c", encrypted: encrypted, in: root)
+        let pulled = try await DeviceManifest.of(fresh)
+        #expect(after == pulled, "\(after.difference(from: pulled))")
+        for device in [a, b, fresh] { await device.shutdown() }
+    }
+
+    /// Records no careful writer makes, written by hand after the engine's: names taken
+    /// across and within a record, refused operations, a record that does not decode and
+    /// one whose settings lack a field (both skipped, both still chained), a name given
+    /// twice, xattr names that are one in NFC, setuid bits. A fresh (read-only) device and
+    /// the reader apply the document's rules alike, and the rules say what they show.
+    @Test func recordsNoCarefulWriterMakesAreReadAlike() async throws {
+        let root = try TemporaryDirectories.make("ubiqfs-clean-room-hand")
+        let store = try LocalFolderStore(root: root + "/store", container: "c")
+        let a = try await TestDevice(store: store, name: "a", configuration: Self.configuration(encrypted: false, creator: true))
+        try a.mkdir("docs")
+        try await a.write("docs/a.txt", "a")
+        try await a.write("b.txt", "b")
+        try await a.sync()
+        func id(_ path: String) async throws -> String {
+            let ino = try #require(a.inode(path))
+            return try #require(try await a.metadata.read { db in try ItemRow.find(ino: ino, db) }).itemID.rawValue
+        }
+        let (docs, fileA, fileB) = (try await id("docs"), try await id("docs/a.txt"), try await id("b.txt"))
+        await a.shutdown()
+        func fresh() -> String { ItemID.random().rawValue }
+        typealias Hand = HandWrittenRecords
+        var journal = try await HandWrittenRecords(store: store)
+        try await journal.append(Hand.record(ops: "[\(Hand.file(id: fresh(), parent: "root", name: "b.txt", content: "new b"))]"))
+        try await journal.append(#""format":2,"device":"hand","deviceName":"hand","commit":"c","ops":[]"#)
+        let xattrs = #","xattrs":{"user.caf\u00e9":"AQ==","user.cafe\u0301":"Ag==","security.x":"Aw==","user.ubiqfs.pinned":"MQ=="}"#
+        let ops = [
+            Hand.file(id: fresh(), parent: docs, name: "a.txt", content: "y"),
+            Hand.file(id: fileA, parent: docs, name: "moved.txt", content: "a"),
+            Hand.file(id: "xyz", parent: "root", name: "malformed.txt", content: "x"),
+            Hand.file(id: fresh(), parent: fresh(), name: "orphan.txt", content: "x"),
+            #"{"op":"delete","id":"\#(fresh())"}"#,
+            Hand.file(id: fresh(), parent: "root", name: #"first.txt","name":"second.txt"#, content: "twice", mode: 0o6755, extra: xattrs),
+            Hand.file(id: fresh(), parent: "root", name: "nfd.txt", content: "nfd", extra: #","xattrs":{"user.cafe\u0301":"Ag==","user.caf\u00e9":"AQ=="}"#),
+            #"{"op":"upsert","item":{"id":"\#(fileB)","parent":"root","name":"b (2).txt","kind":"directory","mode":493,"mtime":1,"size":0}}"#,
+        ]
+        try await journal.append(Hand.record(ops: "[\(ops.joined(separator: ","))]"))
+        let lost = Hand.file(id: fresh(), parent: "root", name: "lost.txt", content: "lost")
+        try await journal.append(Hand.record(ops: "[\(lost)]", extra: #","settings":{"retention":{"versions":5}}"#))
+        try await journal.append(Hand.record(ops: "[\(Hand.file(id: fresh(), parent: "root", name: "after.txt", content: "after"))]"))
+
+        var readOnly = Self.configuration(encrypted: false, creator: false)
+        readOnly.readOnly = true
+        let device = try await TestDevice(store: store, name: "fresh", configuration: readOnly)
+        let tree = try await device.tree()
+        #expect(tree == [
+            "b.txt": "new b", "b (2).txt": "b", "docs": "/", "docs/a.txt": "y", "docs/moved.txt": "a",
+            "first.txt": "twice", "nfd.txt": "nfd", "after.txt": "after",
+        ])
+        let first = try #require(device.inode("first.txt"))
+        #expect(try device.core.attributes(first).permissions & 0o7777 == 0o755)
+        #expect(try device.core.listXattrs(first) == Array("user.caf\u{e9}".utf8) + [0])
+        #expect(try device.core.getXattr(first, name: Array("user.caf\u{e9}".utf8)) == [1])
+        let nfd = try #require(device.inode("nfd.txt"))
+        #expect(try device.core.listXattrs(nfd) == Array("user.caf\u{e9}".utf8) + [0])
+        #expect(try device.core.getXattr(nfd, name: Array("user.caf\u{e9}".utf8)) == [2])
+        // The checker tells spellings apart that Swift's String equality would not.
+        #expect(DeviceManifest.Lines(items: ["caf\u{e9}"], versions: [], trash: []) != DeviceManifest.Lines(items: ["cafe\u{301}"], versions: [], trash: []))
+        let seen = try await DeviceManifest.of(device)
+        let read = try await Self.read(root + "/store/c", encrypted: false, in: root)
+        #expect(read == seen, "\(read.difference(from: seen))")
+        await device.shutdown()
+    }
+
+    /// Small files in one pack, most of them deleted with history kept for no time (so
+    /// they are garbage), collected: the pack is repacked (`relocate`). Then the default
+    /// retention again: settings records on both sides. One name that is not UTF-8 beside.
+    static func repackMostlyGarbage(_ device: TestDevice) async throws -> CollectionReport {
+        try device.mkdir("packed")
+        for index in 0..<24 { try await device.write("packed/p\(index).bin", CollectionTests.content(UInt64(index), size: 2000 + index * 1500)) }
+        let latin1: [UInt8] = [0x63, 0x61, 0x66, 0xE9]
+        let (_, handle) = try device.core.create(parent: Inode.root, name: latin1, mode: 0o640, flags: O_WRONLY, caller: TestDevice.caller)
+        _ = try Array("Latin-1".utf8).withUnsafeBytes { try device.core.write(handle: handle, data: $0, offset: 0) }
+        device.core.release(handle: handle)
+        try await device.sync()
+        _ = try await device.engine.setRetention(versions: 0, trash: 0)
+        for index in 0..<20 { try device.remove("packed/p\(index).bin") }
+        try await device.sync()
+        let report = try await device.engine.collect(grace: .milliseconds(50), horizon: .seconds(3600))
+        let standard = ContainerSettings.Retention.standard
+        _ = try await device.engine.setRetention(versions: standard.versions, trash: standard.trash)
+        try await device.sync()
+        return report
+    }
+
+    /// Versions of a file and a folder in the trash with what it held, whatever the seed did.
+    static func leaveHistory(_ device: TestDevice) async throws {
+        for round in 0..<3 {
+            try await device.write("history.txt", String(repeating: "round \(round) ", count: 200 * (round + 1)))
+            try await device.sync()
+        }
+        try device.mkdir("gone")
+        try await device.write("gone/inside.txt", "held by a deleted folder")
+        try await device.sync()
+        try device.remove("gone/inside.txt")
+        try device.remove("gone")
+        try await device.sync()
+    }
+
+    /// The clean-room reader's view of the container folder `container`.
+    static func read(_ container: String, encrypted: Bool, in root: String) async throws -> DeviceManifest.Lines {
+        var arguments = [reader, container]
+        if encrypted {
+            let file = root + "/passphrase"
+            try Data((passphrase + "\n").utf8).write(to: URL(fileURLWithPath: file))
+            arguments += ["--passphrase-file", file]
+        }
+        let output = root + "/reader.json"
+        let errors = root + "/reader.err"
+        let command = arguments
+        let status = try await offThread { () throws -> Int32 in
+            guard FileManager.default.createFile(atPath: output, contents: nil), FileManager.default.createFile(atPath: errors, contents: nil) else {
+                throw DeviceManifest.ManifestError("cannot create \(output)")
+            }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            process.arguments = command
+            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
+            try process.run()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        guard status == 0 else {
+            let message = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+            throw DeviceManifest.ManifestError("the reader failed (\(status)): \(message)")
+        }
+        return try DeviceManifest.parse(readerOutput: try Data(contentsOf: URL(fileURLWithPath: output)))
+    }
+}
