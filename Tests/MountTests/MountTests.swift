@@ -130,13 +130,17 @@ import Testing
                 mknod null c 1 3
                 test "$(stat -c '%F %t %T' null)" = "character special file 1 3"
                 fails cat null 2> /dev/null
+                fails mknod wide c 5000 70000 2> err && grep -q "Invalid argument" err
             fi
             mv pipe renamed-pipe && rm sock
+            # Far times are clamped to 2^62 ns from 1970, and sync as clamped.
+            touch -d @100000000000 far.txt && test "$(stat -c %Y far.txt)" = 4611686018
             \(MountFixture.binary) sync \(a) --wait
             """, in: a)
         let b = try await fixture.mount("b")
         try await fixture.sh("""
             test -p renamed-pipe && test "$(stat -c %a renamed-pipe)" = 640
+            test "$(stat -c %Y far.txt)" = 4611686018
             fails test -e sock
             if [ "$(id -u)" = 0 ]; then test "$(stat -c '%F %t %T' null)" = "character special file 1 3"; fi
             """, in: b)

@@ -105,6 +105,7 @@ import Testing
             Hand.file(id: fresh(), parent: "root", name: #"first.txt","name":"second.txt"#, content: "twice", mode: 0o6755, extra: xattrs),
             Hand.file(id: fresh(), parent: "root", name: "nfd.txt", content: "nfd", extra: #","xattrs":{"user.cafe\u0301":"Ag==","user.caf\u00e9":"AQ=="}"#),
             #"{"op":"upsert","item":{"id":"\#(fileB)","parent":"root","name":"b (2).txt","kind":"directory","mode":493,"mtime":1,"size":0}}"#,
+            #"{"op":"upsert","item":{"id":"\#(fresh())","parent":"root","name":"wide","kind":"characterDevice","mode":420,"mtime":1,"size":0,"rdev":1099511627776}}"#,
         ]
         try await journal.append(Hand.record(ops: "[\(ops.joined(separator: ","))]"))
         let lost = Hand.file(id: fresh(), parent: "root", name: "lost.txt", content: "lost")
@@ -117,7 +118,7 @@ import Testing
         let tree = try await device.tree()
         #expect(tree == [
             "b.txt": "new b", "b (2).txt": "b", "docs": "/", "docs/a.txt": "y", "docs/moved.txt": "a",
-            "first.txt": "twice", "nfd.txt": "nfd", "after.txt": "after",
+            "first.txt": "twice", "nfd.txt": "nfd", "after.txt": "after", "wide": "characterDevice 1099511627776",
         ])
         let first = try #require(device.inode("first.txt"))
         #expect(try device.core.attributes(first).permissions & 0o7777 == 0o755)
