@@ -9,6 +9,8 @@ public struct Checkpoint: Hashable, Sendable, Codable {
     public var items: [ItemSnapshot]
     /// The settings in force at `seq`; nil in a checkpoint of a journal that never set them.
     public var settings: ContainerSettings?
+    /// The root's attributes as committed at `seq`; nil if no record carried them.
+    public var root: RootAttributes?
 
     public init(seq: UInt64, items: [ItemSnapshot]) {
         self.format = Self.currentFormat

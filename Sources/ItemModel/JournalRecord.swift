@@ -33,6 +33,8 @@ public struct JournalRecord: Hashable, Sendable, Codable {
     /// encrypted container). A reader that applied another previous record refuses this
     /// one: the store showed two devices two histories.
     public var prev: String?
+    /// The root's own attributes from this record on (`RootAttributes`); nil: unchanged.
+    public var root: RootAttributes?
 
     /// The tombstone put over a compacted record (`compacted`).
     public static func tombstone(format: Int, device: String, deviceName: String, through: UInt64, time: Int64) -> JournalRecord {
@@ -43,7 +45,7 @@ public struct JournalRecord: Hashable, Sendable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case format, device, deviceName, commit, time, ops, settings, batch, compacted, relocate, prev
+        case format, device, deviceName, commit, time, ops, settings, batch, compacted, relocate, prev, root
     }
 
     public init(from decoder: any Decoder) throws {
@@ -59,6 +61,7 @@ public struct JournalRecord: Hashable, Sendable, Codable {
         compacted = try container.decodeIfPresent(UInt64.self, forKey: .compacted)
         relocate = try container.contains(.relocate) && !container.decodeNil(forKey: .relocate) ? Self.boundedList(container, .relocate) : nil
         prev = try container.decodeIfPresent(String.self, forKey: .prev)
+        root = try container.decodeIfPresent(RootAttributes.self, forKey: .root)
     }
 
     /// A list of at most `maxOperations` elements, counted before any is decoded.

@@ -57,21 +57,31 @@ public enum RecordValidator {
             item.size = 0
         }
         if !item.kind.isDevice { item.rdev = nil }
-        if let xattrs = item.xattrs {
-            // What a local setxattr could not have stored is dropped; past the total, the
-            // names that sort last go, so every device keeps the same set.
-            var kept: [String: Data] = [:]
-            var total = 0
-            for (name, value) in xattrs.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
-                // Stored in NFC, as local names are: names differing only in normalisation are one.
-                let key = ItemSnapshot.xattrName(name)
-                guard key.hasPrefix("user.") && !key.hasPrefix("user.ubiqfs.") && key.utf8.count <= 255 && value.count <= ItemSnapshot.maxXattrValue else { continue }
-                guard total + key.utf8.count + value.count <= ItemSnapshot.maxXattrTotal else { break }
-                total += key.utf8.count + value.count
-                kept[key] = value
-            }
-            item.xattrs = kept
-        }
+        if let xattrs = item.xattrs { item.xattrs = kept(xattrs) }
         return item
+    }
+
+    /// The root's attributes as they may be applied: the same rules as a folder's.
+    public static func sanitized(_ root: RootAttributes) throws(RecordError) -> RootAttributes {
+        guard root.mtime >= Int64.min / 2, root.mtime <= Int64.max / 2 else {
+            throw RecordError(code: .invalid, message: "root attributes refused: mtime out of range")
+        }
+        return RootAttributes(mode: root.mode & 0o1777, mtime: root.mtime, xattrs: root.xattrs.map(kept))
+    }
+
+    /// What a local setxattr could have stored; past the total, the names that sort last
+    /// go, so every device keeps the same set.
+    static func kept(_ xattrs: [String: Data]) -> [String: Data] {
+        var kept: [String: Data] = [:]
+        var total = 0
+        for (name, value) in xattrs.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+            // Stored in NFC, as local names are: names differing only in normalisation are one.
+            let key = ItemSnapshot.xattrName(name)
+            guard key.hasPrefix("user.") && !key.hasPrefix("user.ubiqfs.") && key.utf8.count <= 255 && value.count <= ItemSnapshot.maxXattrValue else { continue }
+            guard total + key.utf8.count + value.count <= ItemSnapshot.maxXattrTotal else { break }
+            total += key.utf8.count + value.count
+            kept[key] = value
+        }
+        return kept
     }
 }

@@ -74,13 +74,13 @@ extension ItemRow {
 
     /// Folders' mtime and ctime after a name in them changed, marked changed so the new
     /// mtime goes with the change that made it (the same record: a folder's upsert rides
-    /// along with what changed in it), as `markChanged` marks (the root is not). Only
+    /// along with what changed in it), as `markChanged` marks (the root by its changeGen
+    /// alone: its mtime goes in the record's `root` field). Only
     /// these columns: a whole-row update would rewrite the folder's index entries too.
     public static func touchFolders(_ inos: [Inode], now: Int64, _ db: Database) throws {
-        let statement = try db.cachedStatement(sql: "UPDATE item SET mtime = ?1, ctime = ?1, dirty = dirty | ?2, changeGen = changeGen + ?3 WHERE ino = ?4")
+        let statement = try db.cachedStatement(sql: "UPDATE item SET mtime = ?1, ctime = ?1, dirty = dirty | ?2, changeGen = changeGen + 1 WHERE ino = ?3")
         for (index, ino) in inos.enumerated() where !inos[..<index].contains(ino) {
-            let marked = isPushed(ino)
-            try statement.execute(arguments: [now, marked ? DirtyFlags.times.rawValue : 0, marked ? 1 : 0, ino])
+            try statement.execute(arguments: [now, isPushed(ino) ? DirtyFlags.times.rawValue : 0, ino])
         }
     }
 
@@ -93,7 +93,7 @@ extension ItemRow {
 
     /// Items with local changes not yet committed (`ubiqfs status`).
     public static func pendingCount(_ db: Database) throws -> Int {
-        try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE dirty != 0") ?? 0
+        try (Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE dirty != 0") ?? 0) + (try RootState.pending(db) == nil ? 0 : 1)
     }
 
     /// Placeholders of at most `maxSize` bytes (and not empty) in a folder whose names sort

@@ -202,14 +202,14 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
     /// Records a local change: what kind, and a new generation (for items that are pushed).
     public mutating func markChanged(_ flags: DirtyFlags, now: Int64) {
         ctime = now
+        changeGen += 1
         guard Self.isPushed(inode) else { return }
         dirtyFlags.formUnion(flags)
-        changeGen += 1
     }
 
-    /// Whether the item's own changes are pushed: all but the root, which the format has
-    /// no upsert of (its mode, times and xattrs stay this device's, and nothing waits for
-    /// ever to be pushed).
+    /// Whether the item's changes are pushed as an item's: all but the root, which has no
+    /// upsert and no dirty flags. Its changes are told by its `changeGen` and go in a
+    /// record's `root` field (`RootState`).
     public static func isPushed(_ ino: Inode) -> Bool { ino != .root }
 }
 

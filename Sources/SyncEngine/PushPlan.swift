@@ -33,6 +33,9 @@ struct PushPlan: Sendable {
     var entries: [Entry] = []
     /// Rows whose change needs no operation (created and deleted before any commit).
     var settled: [Inode] = []
+    /// The root's change generation its attributes were read at, when the record carries
+    /// them (`JournalRecord.root`): changed since, it stays pending.
+    var rootChangeGen: Int64?
 
     var operations: [JournalOperation] {
         entries.map { entry in

@@ -116,6 +116,7 @@ struct RecordApplier {
         if keepsTrash { try trash.record(seq: seq, device: record.deviceName, time: record.time == 0 ? now : record.time, batch: record.batch, db) }
         try relocate(record.relocate ?? [], seq: seq)
         try take(record.settings, seq: seq)
+        try take(root: record.root, seq: seq)
         if seq == 1 { try MetadataStore.setSetting(SettingKey.wholeHistory, "1", db) }
         try ContainerFormat.noteRecord(record.format, seq: seq, db)
         try MetadataStore.setSetting(SettingKey.lastSeq, String(seq), db)
@@ -144,6 +145,18 @@ struct RecordApplier {
         }
         try settings.makeCurrent(db)
         outcome.settingsChanged = true
+    }
+
+    /// The root's own attributes from this record on, merged with a change of them made
+    /// here as a folder's metadata is; out of range, refused (logged).
+    private mutating func take(root: RootAttributes?, seq: UInt64) throws {
+        guard let root else { return }
+        let sanitized: RootAttributes
+        do { sanitized = try RecordValidator.sanitized(root) } catch {
+            outcome.refused.append("journal \(seq): \(error.message)")
+            return
+        }
+        if try RootState.take(sanitized, db) { outcome.invalidations.append(.inode(.root, data: false)) }
     }
 
     /// Events get their paths once everything is applied.

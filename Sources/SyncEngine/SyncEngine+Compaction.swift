@@ -121,15 +121,16 @@ extension SyncEngine {
     /// The head and the tree are read in one transaction, so they agree. Returns the seq.
     func writeCheckpointAtHead(newerThan newest: UInt64) async -> UInt64? {
         do {
-            let state = try await metadata.read { db -> (seq: UInt64, items: [ItemSnapshot], settings: ContainerSettings)? in
+            let state = try await metadata.read { db -> (seq: UInt64, items: [ItemSnapshot], settings: ContainerSettings, root: RootAttributes?)? in
                 let head = try MetadataStore.setting(SettingKey.lastSeq, db).flatMap { UInt64($0) } ?? 0
                 guard head > newest, try HeldChanges.isEmpty(db) else { return nil }
-                return (head, try BaseSnapshots.all(db), try ContainerSettings.current(db))
+                return (head, try BaseSnapshots.all(db), try ContainerSettings.current(db), try RootState.base(db))
             }
             guard let state else { return nil }
             var checkpoint = Checkpoint(seq: state.seq, items: state.items)
             checkpoint.format = format.current
             checkpoint.settings = state.settings
+            checkpoint.root = state.root
             let bytes = try await OffloadedWork.run { [checkpoint] () throws in try RecordCodec.encode(checkpoint) }
             let key = ContainerLayout.checkpointKey(state.seq)
             _ = try await calls.store("cannot write \(key)") { store throws(StoreError) in try await store.putIfAbsent(key, bytes) }

@@ -138,6 +138,7 @@ extension SyncEngine {
         let items = Dictionary(checkpoint.items.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var record = JournalRecord(device: "checkpoint", deviceName: "checkpoint", commit: ContainerLayout.checkpointKey(seq), time: 0, ops: operations)
         record.settings = checkpoint.settings
+        record.root = checkpoint.root
         record.format = checkpoint.format
         try await apply(record, seq: seq, keepsTrash: history == nil && from > 0) { db in
             for version in history?.versions ?? [] where version.seq > from {

@@ -18,9 +18,11 @@ extension SyncEngine {
         // Order first, then upload only what this record takes: uploading every pending
         // file before each record made a large import quadratic (each record re-read and
         // re-hashed the whole backlog).
-        let settings = try await calls.read("cannot read the container's settings") { db in try ContainerSettings.toCommit(db) }
+        let (settings, root) = try await calls.read("cannot read the container's settings") { db in
+            (try ContainerSettings.toCommit(db), try RootState.pending(db))
+        }
         let (chosen, settled) = try await choosePush()
-        guard !chosen.isEmpty || !settled.isEmpty || settings != nil else { return .idle }
+        guard !chosen.isEmpty || !settled.isEmpty || settings != nil || root != nil else { return .idle }
         let files = chosen.filter { row in
             row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && !isBeingWritten(row)
         }
@@ -37,7 +39,8 @@ extension SyncEngine {
             }
             await purgeDeleted()
         }
-        guard !plan.entries.isEmpty || settings != nil else { return reuploading ? .retry : .idle }
+        guard !plan.entries.isEmpty || settings != nil || root != nil else { return reuploading ? .retry : .idle }
+        plan.rootChangeGen = root?.changeGen
         let seq = lastSeq + 1
         var record = JournalRecord(
             device: device.id, deviceName: device.name, commit: ItemID.random().rawValue, time: Timestamp.now(),
@@ -45,6 +48,7 @@ extension SyncEngine {
         )
         record.format = format.current
         record.settings = settings
+        record.root = root?.attributes
         record.batch = pushOrder?.batch
         if record.format >= 2 { record.prev = try await lastRecordHash() }
         let bytes = try fitting(&plan, into: &record, seq: seq)
@@ -252,6 +256,7 @@ extension SyncEngine {
             }
             try trash.record(seq: seq, device: deviceName, time: time, batch: batch, db)
             try settings?.makeCurrent(db)
+            if let root = record.root, let changeGen = plan.rootChangeGen { try RootState.committed(root, changeGen: changeGen, db) }
             if seq == 1 { try MetadataStore.setSetting(SettingKey.wholeHistory, "1", db) }
             try ContainerFormat.noteRecord(format, seq: seq, db)
             try MetadataStore.setSetting(SettingKey.lastSeq, String(seq), db)

@@ -637,6 +637,22 @@ def decode_settings(value):
     return out
 
 
+def decode_root(value):
+    """CF "journal/<seq>" `root`: {"mode", "mtime", "xattrs"?}, the types of
+    an item's fields (else the record does not decode); a mtime out of range
+    refuses the root's attributes alone (None); modes and xattrs are kept as
+    an item's."""
+    if not isinstance(value, dict):
+        raise Undecodable("malformed root")
+    require(value, "mode", is_uint32, "root")
+    require(value, "mtime", is_int, "root")
+    xattrs = decode_xattrs(value["xattrs"]) if has(value, "xattrs") else {}
+    if not MTIME_LOW <= value["mtime"] <= MTIME_HIGH:
+        return None
+    return {"mode": value["mode"] & 0o1777, "mtime": value["mtime"],
+            "xattrs": filter_xattrs(xattrs)}
+
+
 def decode_op(op):
     kind = op.get("op") if isinstance(op, dict) else None
     if kind == "upsert":
@@ -678,9 +694,11 @@ def decode_record(rec):
     out = {"device": rec["deviceName"], "time": rec["time"],
            "ops": [decode_op(op) for op in rec["ops"]],
            "moves": [decode_move(m) for m in moves],
-           "batch": rec.get("batch"), "settings": False}
+           "batch": rec.get("batch"), "settings": False, "root": False}
     if has(rec, "settings"):
         out["settings"] = decode_settings(rec["settings"])
+    if has(rec, "root"):
+        out["root"] = decode_root(rec["root"])
     return out
 
 
@@ -711,6 +729,8 @@ class Device:
         self.versions = {}         # id -> [version rows], oldest first
         self.trash = []            # entries, in the order they were recorded
         self.settings = {"versions": DEFAULT_RETENTION, "trash": DEFAULT_RETENTION}
+        # The root's mode, mtime and xattrs, once a record or checkpoint said them.
+        self.root = None
         self.moved = {}            # (h, n, old pack) -> (pack, offset)
         self.warn = warn
 
@@ -989,8 +1009,9 @@ def decode_checkpoint(obj, seq):
         given = decode_settings(obj["settings"])
         if given is not None:       # black box: out of range refuses them only
             settings.update(given)
+    root = decode_root(obj["root"]) if has(obj, "root") else False
     return {"seq": seq, "items": [decode_item(i) for i in items],
-            "settings": settings}
+            "settings": settings, "root": root}
 
 
 def decode_history_version(v, first, last):
@@ -1166,6 +1187,15 @@ class Reader:
             self.warn("journal record %d: settings out of range refused" % seq)
         elif rec["settings"]:
             self.device.settings.update(rec["settings"])
+        self.take_root(seq, rec["root"])
+
+    def take_root(self, seq, root):
+        """CF "The root's own attributes": from this record on; a fresh reader
+        has no change of its own to merge."""
+        if root is None:
+            self.warn("journal record %d: root attributes refused" % seq)
+        elif root:
+            self.device.root = root
 
     # -- joining from a checkpoint (CF "Checkpoints", "Compaction")
 
@@ -1219,6 +1249,7 @@ class Reader:
         self.catch_up(checkpoint, record_trash=history is None)
         self.device.finish_record()
         self.device.settings = dict(checkpoint["settings"])
+        self.take_root(seq, checkpoint["root"])
         self.last_seq, self.prev = seq, None
         self.warn("joined from checkpoint %d%s" % (
             seq, "" if history is not None else " without a history object"))
@@ -1455,6 +1486,14 @@ def report(reader, info, codec, now):
     listed = [e for e in device.trash
               if not all(s["id"] in device.items for s in e["items"])]
     listed.sort(key=lambda e: (-e["seq"], e["items"][0]["id"]))
+    if device.root is not None:
+        root = dict(device.root, kind="directory", size=0, path=[])
+        root["xattrs"] = [[k, base64.b64encode(v).decode("ascii")]
+                          for k, v in sorted(root["xattrs"].items(),
+                                             key=lambda kv: kv[0].encode("utf-8"))]
+        if not root["xattrs"]:
+            del root["xattrs"]
+        items.insert(0, root)
     return {"format": info["format"], "encrypted": codec.encrypted,
             "items": items, "versions": versions,
             "trash": [trash_json(e) for e in listed]}, errors

@@ -38,7 +38,7 @@ import Testing
     @Test(.timeLimit(.minutes(5)), arguments: explicitSeed.map { [$0] } ?? [1, 2], [false, true])
     func aReaderWrittenFromTheDocumentSeesWhatAFreshDeviceSees(seed: UInt64, encrypted: Bool) async throws {
         let root = try TemporaryDirectories.make("ubiqfs-clean-room")
-        let store = try LocalFolderStore(root: root + "/store", container: "c")
+        let store = UnwatchedStore(base: try LocalFolderStore(root: root + "/store", container: "c"))
         let a = try await TestDevice(store: store, name: "a", configuration: Self.configuration(encrypted: encrypted, creator: true))
         let b = try await TestDevice(store: store, name: "b", configuration: Self.configuration(encrypted: encrypted, creator: false))
         let repack = try await Self.repackMostlyGarbage(a)
@@ -84,11 +84,13 @@ import Testing
         try await a.write("docs/a.txt", "a")
         try await a.write("b.txt", "b")
         try await a.sync()
-        func id(_ path: String) async throws -> String {
+        var ids: [String] = []
+        for path in ["docs", "docs/a.txt", "b.txt"] {
             let ino = try #require(a.inode(path))
-            return try #require(try await a.metadata.read { db in try ItemRow.find(ino: ino, db) }).itemID.rawValue
+            let row = try await a.metadata.read { db in try ItemRow.find(ino: ino, db) }
+            ids.append(try #require(row).itemID.rawValue)
         }
-        let (docs, fileA, fileB) = (try await id("docs"), try await id("docs/a.txt"), try await id("b.txt"))
+        let (docs, fileA, fileB) = (ids[0], ids[1], ids[2])
         await a.shutdown()
         func fresh() -> String { ItemID.random().rawValue }
         typealias Hand = HandWrittenRecords

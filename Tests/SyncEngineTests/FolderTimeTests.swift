@@ -80,19 +80,49 @@ import Testing
         for device in [a, b] { await device.shutdown() }
     }
 
-    /// The root has no upsert in the format (its mode and times stay each device's own), so
-    /// a change in it or of it leaves nothing pending.
-    @Test func aChangeAtTheTopLeavesNothingPending() async throws {
+    /// The root's own mode, times and xattrs travel in a record's `root` field (it has no
+    /// upsert): `touch -d`, `chmod` and `setfattr` on the mount, and the time a create at
+    /// the top moves, reach the other device and leave nothing pending; a device that
+    /// joins from a checkpoint has them too.
+    @Test func theRootsOwnChangesReachEveryDevice() async throws {
         let store = InMemoryStore()
-        let a = try await TestDevice(store: store, name: "a")
+        let a = try await TestDevice(store: store, name: "a", configuration: CompactionTests.configuration())
+        let b = try await TestDevice(store: store, name: "b", configuration: CompactionTests.configuration())
         try await a.write("top.txt", "top")
-        try a.remove("top.txt")
-        try a.mkdir("folder")
+        try await a.sync()
+        try await b.sync()
+        #expect(try b.core.attributes(.root).mtime == a.core.attributes(.root).mtime)
         // `touch -d 2020-01-01 MOUNT`, `chmod 700 MOUNT`, `cp -a SRC/. MOUNT/`.
         _ = try await a.core.setAttributes(.root, AttributeChanges(mode: 0o700, mtime: .at(1_577_836_800_000_000_000)), handle: nil)
+        try a.core.setXattr(.root, name: Array("user.tag".utf8), value: [1], flags: 0)
+        #expect(try await a.metadata.read { db in try ItemRow.pendingCount(db) } == 1)
         try await a.sync()
-        #expect(try a.core.attributes(.root).mtime == 1_577_836_800_000_000_000)
         #expect(try await a.metadata.read { db in try ItemRow.pendingCount(db) } == 0)
-        await a.shutdown()
+        try await b.sync()
+        let seen = try b.core.attributes(.root)
+        #expect(seen.mtime == 1_577_836_800_000_000_000 && seen.permissions & 0o7777 == 0o700)
+        #expect(try b.core.getXattr(.root, name: Array("user.tag".utf8)) == [1])
+        #expect(try await b.metadata.read { db in try ItemRow.pendingCount(db) } == 0)
+
+        // A field changed on each side meanwhile: both kept, as a folder's metadata.
+        _ = try await a.core.setAttributes(.root, AttributeChanges(mode: 0o750), handle: nil)
+        try b.core.setXattr(.root, name: Array("user.tag".utf8), value: [2], flags: 0)
+        try await a.sync()
+        try await b.sync()
+        try await a.sync()
+        for device in [a, b] {
+            #expect(try device.core.attributes(.root).permissions & 0o7777 == 0o750, "\(device.name)")
+            #expect(try device.core.getXattr(.root, name: Array("user.tag".utf8)) == [2], "\(device.name)")
+        }
+        #expect(try a.core.attributes(.root).mtime == b.core.attributes(.root).mtime)
+
+        // Through a checkpoint and a compaction to a new device.
+        _ = try await CompactionTests.compact(a)
+        let c = try await TestDevice(store: store, name: "c", configuration: CompactionTests.configuration())
+        #expect(try c.core.attributes(.root).permissions & 0o7777 == 0o750)
+        #expect(try c.core.attributes(.root).mtime == a.core.attributes(.root).mtime)
+        #expect(try c.core.getXattr(.root, name: Array("user.tag".utf8)) == [2])
+        #expect(try await c.metadata.read { db in try ItemRow.pendingCount(db) } == 0)
+        for device in [a, b, c] { await device.shutdown() }
     }
 }

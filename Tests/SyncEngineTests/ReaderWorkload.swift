@@ -34,15 +34,15 @@ struct ReaderWorkload {
         case 5:
             if let item = rng.pick(tree) { try Self.removeAll(device, item.path, kind: item.kind, in: tree) }
         case 6:
-            guard let item = rng.pick(tree), let ino = device.inode(item.path) else { return }
+            guard let item = attributeTarget(tree), let ino = device.inode(item.path) else { return }
             let mode = rng.pick(item.kind == .directory ? [0o755, 0o700, 0o1777] : [0o600, 0o640, 0o755, 0o444]) ?? 0o644
             _ = try await device.core.setAttributes(ino, AttributeChanges(mode: UInt32(mode)), handle: nil)
         case 7:
-            guard let item = rng.pick(tree), let ino = device.inode(item.path) else { return }
+            guard let item = attributeTarget(tree), let ino = device.inode(item.path) else { return }
             let time = 978_307_200_000_000_000 + Int64(rng.below(900_000_000)) * 1_000_000_007
             _ = try await device.core.setAttributes(ino, AttributeChanges(mtime: .at(time)), handle: nil)
         case 8:
-            guard let item = rng.pick(tree), let ino = device.inode(item.path) else { return }
+            guard let item = attributeTarget(tree), let ino = device.inode(item.path) else { return }
             let name = Array("user.k\(rng.below(3))".utf8)
             let value = (0..<(1 + rng.below(200))).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
             try device.core.setXattr(ino, name: name, value: value, flags: 0)
@@ -52,6 +52,11 @@ struct ReaderWorkload {
         default:
             try await device.sync()
         }
+    }
+
+    /// An item whose mode, time or xattrs change: now and then the root itself.
+    mutating func attributeTarget(_ tree: [Entry]) -> Entry? {
+        rng.chance(15) ? Entry(path: "", kind: .directory) : rng.pick(tree)
     }
 
     /// Empty, inline (at most 1 KiB), packed (at most 256 KiB), or several blocks.
