@@ -15,10 +15,12 @@ struct UncertainCommit: Codable, Sendable {
     var generations: [String: Int64]
     /// Items whose new name went with their committed content (`PushPlan.Entry.nameOnly`).
     var nameOnly: [String]?
+    /// The root's change generation, when the record carries its attributes.
+    var rootChangeGen: Int64?
     /// The plan itself, while this process lives (it knows the write generations too).
     var plan: PushPlan?
 
-    enum CodingKeys: String, CodingKey { case seq, commit, time, generations, nameOnly }
+    enum CodingKeys: String, CodingKey { case seq, commit, time, generations, nameOnly, rootChangeGen }
 
     init(seq: UInt64, record: JournalRecord, plan: PushPlan) {
         self.seq = seq
@@ -28,6 +30,7 @@ struct UncertainCommit: Codable, Sendable {
         generations = Dictionary(plan.entries.map { ($0.itemID.rawValue, $0.changeGen) }, uniquingKeysWith: { first, _ in first })
         let nameOnly = plan.entries.filter(\.nameOnly).map(\.itemID.rawValue)
         self.nameOnly = nameOnly.isEmpty ? nil : nameOnly
+        rootChangeGen = plan.rootChangeGen
     }
 
     /// The plan to settle with: the one in memory, or one rebuilt from the record (after a
@@ -35,6 +38,7 @@ struct UncertainCommit: Codable, Sendable {
     func settlingPlan(for record: JournalRecord, inode: (ItemID) -> Inode?) -> PushPlan {
         if let plan { return plan }
         var rebuilt = PushPlan()
+        rebuilt.rootChangeGen = record.root == nil ? nil : rootChangeGen
         for operation in record.ops {
             guard let ino = inode(operation.itemID) else { continue }
             let change: PushPlan.Change = switch operation {

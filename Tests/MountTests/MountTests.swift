@@ -554,7 +554,8 @@ import Testing
             \(bin) status \(a) | grep -q paused
             echo queued > \(a)/queued.txt
             fails \(bin) sync \(a) --wait 2>/dev/null
-            \(bin) status \(a) | grep -q 'pending uploads: 1'
+            # The file, and the root's time its create moved.
+            \(bin) status \(a) | grep -q 'pending uploads: 2'
             \(bin) resume \(a)
             \(bin) sync \(a) --wait
             \(bin) status \(a) | grep -q 'pending uploads: 0'

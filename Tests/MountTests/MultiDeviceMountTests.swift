@@ -170,7 +170,8 @@ import Testing
             \(bin) pause \(a) && \(bin) pause \(b)
             echo "laptop's edit" > \(a)/report.txt && echo "only on laptop" > \(a)/laptop.txt
             echo "desktop's edit" > \(b)/report.txt && mkdir \(b)/desk && echo "only on desktop" > \(b)/desk/notes.txt
-            \(bin) status \(a) | grep -q 'pending uploads: 2'
+            # The edit, the new file, and the root's time the create moved.
+            \(bin) status \(a) | grep -q 'pending uploads: 3'
             \(bin) resume \(b) && \(bin) sync --wait \(b)
             \(bin) resume \(a) && \(bin) sync --wait \(a)
             \(bin) sync --wait \(b)
