@@ -1,0 +1,294 @@
+"""What a fresh device keeps: the committed tree, names stepped aside, versions, trash, settings."""
+
+
+from basics import *  # noqa: F401,F403
+from records import *  # noqa: F401,F403
+
+# ---------------------------------------------------------------- the device
+
+ROOT = {"id": "root", "kind": "directory"}
+
+
+def shorten(stem, limit):
+    """SEM "Conflicts": the stem is shortened to keep the name within 255
+    bytes.  Black box: cut at a byte, even inside a UTF-8 character."""
+    return stem[:limit]
+
+
+class Device:
+    """What a fresh device keeps (CF "Reading and validation", "Conflicts",
+    "File versions", "The trash"): the committed snapshots (`base`), the
+    items it shows (`items`: the same but for names it stepped aside, which
+    are its own uncommitted renames), versions, trash and settings."""
+
+    def __init__(self, warn):
+        self.base = {}             # id -> committed snapshot
+        self.base_kids = {}        # parent id -> {child id: None}
+        self.items = {}            # id -> snapshot as shown here
+        self.kids = {"root": {}}   # parent id -> {name: id}, as shown here
+        self.dirty = set()         # ids whose place here is a local change
+        self.stepped = set()       # ids stepped aside in the current record
+        self.versions = {}         # id -> [version rows], oldest first
+        self.trash = []            # entries, in the order they were recorded
+        self.settings = {"versions": DEFAULT_RETENTION, "trash": DEFAULT_RETENTION}
+        # The root's mode, mtime and xattrs, once a record or checkpoint said them.
+        self.root = None
+        self.moved = {}            # (h, n, old pack) -> (pack, offset)
+        self.warn = warn
+
+    # -- the trees
+
+    def node(self, item_id):
+        return ROOT if item_id == "root" else self.items.get(item_id)
+
+    @staticmethod
+    def chain(table, item_id):
+        """Ids of the folders above an item in `table`, nearest first."""
+        out, seen = [], {item_id}
+        parent = table[item_id]["parent"]
+        while parent in table and parent not in seen:
+            seen.add(parent)
+            out.append(parent)
+            parent = table[parent]["parent"]
+        return out
+
+    def path(self, item_id):
+        """The names shown here, from the top down."""
+        up = reversed(self.chain(self.items, item_id))
+        return [self.items[a]["name"] for a in up] + [self.items[item_id]["name"]]
+
+    def shown_subtree(self, item_id):
+        out, queue = [], [item_id]
+        while queue:
+            current = queue.pop(0)
+            out.append(current)
+            queue.extend(self.kids.get(current, {}).values())
+        return out
+
+    def base_subtree(self, item_id):
+        out, queue, seen = [], [item_id], {item_id}
+        while queue:
+            current = queue.pop(0)
+            out.append(current)
+            fresh = [k for k in self.base_kids.get(current, {}) if k not in seen]
+            seen.update(fresh)
+            queue.extend(fresh)
+        return out
+
+    def set_base(self, snap):
+        old = self.base.get(snap["id"])
+        if old is not None:
+            self.base_kids[old["parent"]].pop(snap["id"], None)
+        self.base[snap["id"]] = snap
+        self.base_kids.setdefault(snap["parent"], {})[snap["id"]] = None
+
+    def drop_base(self, item_id):
+        old = self.base.pop(item_id, None)
+        if old is not None:
+            self.base_kids[old["parent"]].pop(item_id, None)
+
+    def free_name(self, parent, name):
+        """CF "Conflicts": `name (2)`, or the next free number.  Black box:
+        the number goes before the extension (last dot, at most 15 bytes
+        after it), as for conflict copies, and the stem is cut to 255."""
+        stem, dot, ext = name.rpartition(b".")
+        if not dot or not stem or len(ext) > 15:
+            stem, dot, ext = name, b"", b""
+        taken = self.kids.get(parent, {})
+        number = 2
+        while True:
+            suffix = b" (%d)%s%s" % (number, dot, ext)
+            candidate = shorten(stem, 255 - len(suffix)) + suffix
+            if candidate not in taken:
+                return candidate
+            number += 1
+
+    def show(self, snap):
+        """Show an item at its place; the item already holding its name
+        steps aside (CF "Conflicts": two items with one name)."""
+        old = self.items.get(snap["id"])
+        if old is not None:
+            del self.kids[old["parent"]][old["name"]]
+        holder = self.kids[snap["parent"]].get(snap["name"])
+        if holder is not None and holder != snap["id"]:
+            aside = dict(self.items[holder])
+            aside["name"] = self.free_name(snap["parent"], snap["name"])
+            del self.kids[snap["parent"]][snap["name"]]
+            self.kids[snap["parent"]][aside["name"]] = holder
+            self.items[holder] = aside
+            self.stepped.add(holder)
+            self.warn("%s steps aside as %r" % (holder, aside["name"]))
+        self.items[snap["id"]] = snap
+        self.kids[snap["parent"]][snap["name"]] = snap["id"]
+        if snap["kind"] == "directory":
+            self.kids.setdefault(snap["id"], {})
+
+    def unshow(self, item_id):
+        snap = self.items.pop(item_id)
+        del self.kids[snap["parent"]][snap["name"]]
+        self.kids.pop(item_id, None)
+        self.dirty.discard(item_id)
+        self.stepped.discard(item_id)
+
+    def is_inside(self, item_id, folder_id):
+        """Whether item_id is folder_id or lies under it (as shown)."""
+        while item_id != "root":
+            if item_id == folder_id:
+                return True
+            item_id = self.items[item_id]["parent"]
+        return False
+
+    # -- operations (CF "Reading and validation", "Conflicts")
+
+    def upsert(self, snap, ctx):
+        old = self.items.get(snap["id"])
+        if old is not None and old["kind"] != snap["kind"]:
+            raise Refused("upsert would change the kind of %s" % snap["id"])
+        parent = self.node(snap["parent"])
+        if parent is None:
+            raise Refused("parent %s does not exist" % snap["parent"])
+        if parent["kind"] != "directory":
+            raise Refused("parent %s is not a folder" % snap["parent"])
+        self.set_base(snap)
+        shown = dict(snap)
+        if snap["id"] in self.dirty and snap["id"] not in self.stepped:
+            # a local rename (a name stepped aside before) keeps its place
+            shown["parent"], shown["name"] = old["parent"], old["name"]
+        else:
+            self.dirty.discard(snap["id"])
+            self.stepped.discard(snap["id"])
+            if snap["kind"] == "directory" and self.is_inside(snap["parent"], snap["id"]):
+                shown["parent"] = "root"        # a folder moved inside itself
+                self.dirty.add(snap["id"])      # that placement is pushed
+        self.show(shown)
+        self.record_version(snap, ctx)
+
+    def delete(self, item_id, ctx, entries):
+        if not valid_id(item_id):
+            raise Refused("delete of a malformed id or root")
+        if item_id not in self.base:
+            return                      # CF: delete of an unknown id
+        above = self.chain(self.base, item_id)
+        ids = self.base_subtree(item_id)
+        entries.append({
+            "seq": ctx[0], "device": ctx[1], "time": ctx[2], "batch": ctx[3],
+            "folder": [self.base[a]["name"] for a in reversed(above)],
+            "anc": above, "parent": self.base[item_id]["parent"],
+            "items": [self.base[i] for i in ids]})
+        for gone in ids:
+            self.drop_base(gone)
+        if item_id in self.items:
+            self.unshow_deleted(item_id)
+
+    def unshow_deleted(self, item_id):
+        """CF "Committing": a folder delete deletes the whole subtree except
+        items with uncommitted changes, what is inside them, and the folders
+        that lead to them (kept, now uncommitted)."""
+        shown = self.shown_subtree(item_id)
+        keep = set()
+        for i in shown:
+            if i in self.dirty:
+                keep.update(self.shown_subtree(i))
+                keep.update(a for a in self.chain(self.items, i))
+        for i in reversed(shown):
+            if i not in keep:
+                self.unshow(i)
+            else:
+                self.drop_base(i)
+
+    def finish_record(self):
+        """A name stepped aside and not moved by the record stays a local
+        rename (CF "Committing": "until the record's later operation")."""
+        self.dirty |= self.stepped
+        self.stepped.clear()
+
+    # -- versions (CF "File versions"; ARCH "Versions")
+
+    def record_version(self, snap, ctx):
+        """A file upsert whose blocks differ from its newest version's."""
+        if snap["kind"] != "file":
+            return
+        rows = self.versions.setdefault(snap["id"], [])
+        if rows and content_key(rows[-1]["blocks"]) == content_key(snap["blocks"]):
+            return
+        when = snap["mtime"] if ctx[2] is None else ctx[2]
+        rows.append({"seq": ctx[0], "device": ctx[1], "time": when,
+                     "size": snap["size"], "mtime": snap["mtime"],
+                     "blocks": snap["blocks"]})
+
+    # -- trash (CF "The trash"; ARCH "Trash")
+
+    def finish_trash(self, entries, batch):
+        """End of a record: entries whose folder the record also deleted join
+        that folder's entry; a folder's entry takes earlier entries of the
+        same batch that were inside it."""
+        owner = {}
+        for index, entry in enumerate(entries):
+            for snap in entry["items"]:
+                owner[snap["id"]] = index
+        top = list(range(len(entries)))
+
+        def find(index):
+            seen = set()
+            while top[index] != index and index not in seen:
+                seen.add(index)
+                index = top[index]
+            return index
+        for index, entry in enumerate(entries):
+            other = owner.get(entry["parent"])
+            if other is not None and find(other) != index:
+                top[index] = find(other)
+        merged = []
+        for index, entry in enumerate(entries):
+            root = find(index)
+            if root != index:
+                entries[root]["items"] = entries[root]["items"] + entry["items"]
+        for index, entry in enumerate(entries):
+            if find(index) == index:
+                merged.append(entry)
+        for entry in merged:
+            if batch is not None and entry["items"][0]["kind"] == "directory":
+                self.take_batch(entry, batch)
+            self.trash.append(entry)
+
+    def take_batch(self, entry, batch):
+        folder_id = entry["items"][0]["id"]
+        place = entry["folder"] + [entry["items"][0]["name"]]
+        keep = []
+        for old in self.trash:
+            inside = (folder_id in old["anc"]) if old["anc"] is not None else (
+                old["folder"][:len(place)] == place)
+            if old.get("batch") == batch and old["seq"] < entry["seq"] and inside:
+                entry["items"] = entry["items"] + old["items"]
+            else:
+                keep.append(old)
+        self.trash = keep
+
+    # -- blob moves (CF "Where a blob is now")
+
+    def relocate(self, moves):
+        table = {(m["h"], m["n"], m["f"]): (m["p"], m["o"]) for m in moves}
+        self.moved.update(table)
+        lists = [s.get("blocks", []) for s in self.items.values()]
+        lists += [s.get("blocks", []) for s in self.base.values()]
+        lists += [row["blocks"] for rows in self.versions.values() for row in rows]
+        lists += [s.get("blocks", []) for e in self.trash for s in e["items"]]
+        seen = set()
+        for blocks in lists:
+            for ref in blocks:
+                if id(ref) in seen:
+                    continue
+                seen.add(id(ref))
+                place = table.get((ref["h"], ref["n"], ref.get("p")))
+                if place is not None:
+                    ref["p"], ref["o"] = place
+
+    # -- retention (SEM "Versions", "The trash"; ARCH pruneHistory)
+
+    def prune(self, now):
+        keep_versions = self.settings["versions"] * 1e9
+        for rows in self.versions.values():
+            rows.sort(key=lambda r: r["seq"])
+            rows[:-1] = [r for r in rows[:-1] if now - r["time"] <= keep_versions]
+        keep_trash = self.settings["trash"] * 1e9
+        self.trash = [e for e in self.trash if now - e["time"] <= keep_trash]

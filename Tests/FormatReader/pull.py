@@ -1,0 +1,312 @@
+"""The pull: journal replay, the chain, joining from checkpoints ("A reader's path through a container")."""
+
+import hashlib
+import sys
+import time
+
+from basics import *  # noqa: F401,F403
+from records import *  # noqa: F401,F403
+from device import *  # noqa: F401,F403
+from history import *  # noqa: F401,F403
+
+# ---------------------------------------------------------------- the pull
+
+class Reader:
+    """A fresh device's first pull (CF "Committing" step 1, "Checkpoints",
+    "Compaction": Rejoining; ARCH "Data flow of a sync step")."""
+
+    def __init__(self, store, info, codec):
+        self.store, self.info, self.codec = store, info, codec
+        self.warnings = []
+        self.device = Device(self.warn)
+        self.last_seq = 0
+        self.prev = None      # SHA-256 of the previous record's bytes, if known
+        self.stopped = None   # why the pull stopped, if it did
+
+    def warn(self, message):
+        self.warnings.append(message)
+        print("ubiqfs_reader: warning: %s" % message, file=sys.stderr)
+
+    # -- reading objects
+
+    def get_json(self, key, limit):
+        """Get, open (encrypted) and parse a JSON object of the store."""
+        return parse_json(self.codec.open_object(key, self.store.get(key, limit)))
+
+    def read_record(self, seq):
+        """None (notFound), or (kind, value): ("tombstone", compacted),
+        ("skip", reason) or ("record", decoded).  Checks the chain."""
+        key = seq_key("journal", seq)
+        try:
+            raw = self.store.get(key, RECORD_LIMIT)
+        except NotFound:
+            return None
+        except Damaged as err:
+            self.prev = None                  # CF: bytes unknown, prev unchecked
+            return ("skip", str(err))
+        try:
+            plain = self.codec.open_object(key, raw)
+        except Damaged as err:
+            self.prev = None
+            return ("skip", str(err))
+        previous, self.prev = self.prev, hashlib.sha256(plain).hexdigest()
+        try:
+            rec = parse_json(plain)
+        except Undecodable as err:
+            return ("skip", str(err))
+        return self.classify(seq, rec, previous)
+
+    def classify(self, seq, rec, previous):
+        if not isinstance(rec, dict) or not is_int(rec.get("format")):
+            return ("skip", "not a record (no format)")
+        if rec["format"] not in READ_FORMATS:
+            raise StopPull("journal record %d has format %d, which this reader "
+                           "does not read: upgrade" % (seq, rec["format"]))
+        prev = rec.get("prev")
+        if prev is not None and not isinstance(prev, str):
+            return ("skip", "malformed prev")        # black box
+        if prev is not None and previous is not None and prev != previous:
+            raise StopPull("journal record %d does not follow record %d as this "
+                           "device has it: the store shows devices different "
+                           "histories" % (seq, seq - 1))
+        if has(rec, "compacted"):
+            if is_int(rec["compacted"]):
+                return ("tombstone", rec["compacted"])
+            return ("skip", "malformed compacted")
+        try:
+            return ("record", decode_record(rec))
+        except Undecodable as err:
+            return ("skip", str(err))
+
+    def list_checkpoints(self):
+        keys = self.store.list("checkpoints/")
+        return sorted(int(k[12:]) for k in keys if SEQ_KEY.match(k[12:]))
+
+    def list_history(self):
+        """[(first, last, key)] of history/<first>-<last>."""
+        out = []
+        for key in self.store.list("history/"):
+            match = HISTORY_KEY.match(key[len("history/"):])
+            if match:
+                out.append((int(match.group(1)), int(match.group(2)), key))
+        return out
+
+    # -- applying
+
+    def apply_record(self, seq, rec):
+        ctx = (seq, rec["device"], rec["time"], rec["batch"])
+        entries = []
+        for op in rec["ops"]:
+            try:
+                if op["op"] == "upsert":
+                    self.device.upsert(validate_item(op["item"]), ctx)
+                else:
+                    self.device.delete(op["id"], ctx, entries)
+            except Refused as err:
+                self.warn("journal record %d: operation refused: %s" % (seq, err))
+        self.device.finish_record()
+        self.device.finish_trash(entries, rec["batch"])
+        moves = [m for m in rec["moves"] if m is not None]
+        if len(moves) != len(rec["moves"]):
+            self.warn("journal record %d: a malformed move refused" % seq)
+        if moves:
+            self.device.relocate(moves)
+        if rec["settings"] is None:
+            self.warn("journal record %d: settings out of range refused" % seq)
+        elif rec["settings"]:
+            self.device.settings.update(rec["settings"])
+        self.take_root(seq, rec["root"])
+
+    def take_root(self, seq, root):
+        """CF "The root's own attributes": from this record on; a fresh reader
+        has no change of its own to merge."""
+        if root is None:
+            self.warn("journal record %d: root attributes refused" % seq)
+        elif root:
+            self.device.root = root
+
+    # -- joining from a checkpoint (CF "Checkpoints", "Compaction")
+
+    def join_candidates(self, after):
+        """The checkpoint at the end of the newest history object whose
+        checkpoint exists first (with it), then the others after `after`,
+        newest first (without history)."""
+        checkpoints = self.list_checkpoints()
+        histories = [h for h in self.list_history() if h[1] in set(checkpoints)]
+        newest = max(histories, key=lambda h: (h[1], h[0]), default=None)
+        order = []
+        if newest is not None and newest[1] > after:
+            order.append((newest[1], newest))
+        for seq in reversed(checkpoints):
+            if seq > after and (newest is None or seq != newest[1]):
+                order.append((seq, None))
+        return order, newest is not None
+
+    def try_join(self, after):
+        """Join the first readable candidate; False if none is."""
+        order, _ = self.join_candidates(after)
+        for seq, history_key in order:
+            key = seq_key("checkpoints", seq)
+            try:
+                checkpoint = decode_checkpoint(self.get_json(key, JSON_LIMIT), seq)
+            except (NotFound, Damaged, Undecodable) as err:
+                self.warn("checkpoint %d skipped: %s" % (seq, err))
+                continue
+            history = self.read_history(history_key) if history_key else None
+            self.join(checkpoint, history)
+            return True
+        return False
+
+    def read_history(self, history_key):
+        first, last, key = history_key
+        try:
+            return decode_history(self.get_json(key, JSON_LIMIT), first, last, self.warn)
+        except (NotFound, Damaged, Undecodable) as err:
+            self.warn("%s refused: %s; joining without the history" % (key, err))
+            return None
+
+    def join(self, checkpoint, history):
+        """CF "Compaction", Rejoining: applied like one record: first the
+        history's versions and trash after n, then the catch-up."""
+        seq, after = checkpoint["seq"], self.last_seq
+        by_id = {}
+        for item in checkpoint["items"]:
+            by_id.setdefault(item["id"], item)
+        if history is not None:
+            self.add_history(history, after, by_id)
+        self.catch_up(checkpoint, record_trash=history is None)
+        self.device.finish_record()
+        self.device.settings = dict(checkpoint["settings"])
+        self.take_root(seq, checkpoint["root"])
+        self.last_seq, self.prev = seq, None
+        self.warn("joined from checkpoint %d%s" % (
+            seq, "" if history is not None else " without a history object"))
+
+    def add_history(self, history, after, by_id):
+        """Versions that leave out size, mtime and blocks take them from the
+        checkpoint's file, or are dropped (CF "history/<first>-<last>")."""
+        for row in history["versions"]:
+            if row["seq"] <= after:
+                continue
+            if "blocks" not in row:
+                item = by_id.get(row["id"])
+                try:
+                    snap = validate_item(item) if item else None
+                except Refused:
+                    snap = None
+                if snap is None or snap["kind"] != "file":
+                    continue
+                row = dict(row, size=snap["size"], mtime=snap["mtime"],
+                           blocks=snap["blocks"])
+            rows = self.device.versions.setdefault(row["id"], [])
+            if all(r["seq"] != row["seq"] for r in rows):
+                rows.append({k: row[k] for k in ("seq", "device", "time", "size",
+                                                 "mtime", "blocks")})
+                rows.sort(key=lambda r: r["seq"])
+        self.device.trash.extend(e for e in history["trash"] if e["seq"] > after)
+
+    def catch_up(self, checkpoint, record_trash):
+        """Upserts of every reachable checkpoint item that differs from the
+        committed one (parents first), then deletes of what it no longer has
+        (deepest first)."""
+        seq = checkpoint["seq"]
+        ctx = (seq, FROM_CHECKPOINT, None, None)
+        kids = {}
+        for item in checkpoint["items"]:
+            kids.setdefault(item["parent"], []).append(item)
+        has, queue, seen = set(), ["root"], set()
+        while queue:
+            for item in kids.get(queue.pop(0), []):
+                if item["id"] in seen:
+                    continue
+                seen.add(item["id"])
+                try:
+                    snap = validate_item(item)
+                except Refused as err:
+                    self.warn("checkpoint %d: item refused: %s" % (seq, err))
+                    continue
+                has.add(snap["id"])
+                queue.append(snap["id"])
+                if self.device.base.get(snap["id"]) != snap:
+                    try:
+                        self.device.upsert(snap, ctx)
+                    except Refused as err:
+                        self.warn("checkpoint %d: item refused: %s" % (seq, err))
+        self.delete_missing(has, ctx, record_trash)
+
+    def delete_missing(self, has, ctx, record_trash):
+        device = self.device
+        gone = [i for i in device.base if i not in has]
+        gone.sort(key=lambda i: -len(device.chain(device.base, i)))
+        entries = []
+        for item_id in gone:
+            if item_id in device.base:
+                # Black box (undocumented): without a history object, a
+                # catch-up delete is a trash entry of the checkpoint's seq by
+                # the device "checkpoint" at the time of the join.
+                mine = (ctx[0], "checkpoint", time.time_ns(), None)
+                device.delete(item_id, mine, entries)
+        if record_trash:
+            device.finish_trash(entries, None)
+
+    # -- the pull loop
+
+    def start(self):
+        """A new device: format 1 joins the newest readable checkpoint; format
+        2 joins only with a history object, else replays from record 1."""
+        _, has_history = self.join_candidates(0)
+        if self.info["format"] == 1 or has_history:
+            self.try_join(0)
+
+    def rejoin(self, why):
+        after = self.last_seq
+        if not self.try_join(after):
+            if why == "compacted":
+                raise StopPull("journal record %d was compacted and no checkpoint "
+                               "after it is readable" % (after + 1))
+            return False
+        return True
+
+    def gap_check(self):
+        """CF "Why no device writes into a compacted gap": a checkpoint after
+        n while journal/<n+1> is still missing (asked again after the LIST)
+        means the records before it are gone: rejoin.  True: go on pulling."""
+        if not any(seq > self.last_seq for seq in self.list_checkpoints()):
+            return False
+        try:
+            self.store.get(seq_key("journal", self.last_seq + 1), RECORD_LIMIT, 0, 0)
+            return True            # it appeared meanwhile: read it
+        except NotFound:
+            pass
+        except Damaged:
+            return True
+        return self.rejoin("missing")
+
+    def pull(self):
+        """Records from lastSeq + 1 until notFound (CF "Layout")."""
+        try:
+            self.start()
+            checked = False        # the gap check: at the first pull, after a join
+            while True:
+                seq = self.last_seq + 1
+                got = self.read_record(seq)
+                if got is None:
+                    if checked:
+                        return
+                    checked = True
+                    if self.gap_check():
+                        checked = self.last_seq + 1 == seq   # a join allows another
+                        continue
+                    return
+                kind, value = got
+                if kind == "tombstone":
+                    self.rejoin("compacted")
+                    checked = False
+                    continue
+                if kind == "skip":
+                    self.warn("journal record %d skipped: %s" % (seq, value))
+                else:
+                    self.apply_record(seq, value)
+                self.last_seq = seq
+        except StopPull as err:
+            self.stopped = str(err)

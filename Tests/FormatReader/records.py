@@ -1,0 +1,265 @@
+"""Items, block references and journal records: decoding and the validation rules ("Reading and validation")."""
+
+import unicodedata
+
+from basics import *  # noqa: F401,F403
+
+# ---------------------------------------------------------------- decoding items
+
+def has(obj, field):
+    """An optional field is there (black box: JSON null means absent)."""
+    return isinstance(obj, dict) and obj.get(field) is not None
+
+
+def require(obj, field, check, what):
+    """A field that must be there with the right JSON type (else undecodable)."""
+    if not isinstance(obj, dict) or field not in obj or not check(obj[field]):
+        raise Undecodable("%s: missing or malformed `%s`" % (what, field))
+    return obj[field]
+
+
+def decode_ref(ref):
+    """A block reference {"h","n"[,"d"|"p","o"[,"s"]]} (CF "ItemSnapshot",
+    "Small files"); types only, the rules come in validate_ref."""
+    if not isinstance(ref, dict):
+        raise Undecodable("a block reference is not an object")
+    out = {"h": require(ref, "h", lambda v: isinstance(v, str), "block"),
+           "n": require(ref, "n", is_int, "block")}
+    if has(ref, "d"):
+        out["d"] = decode_base64(require(ref, "d", lambda v: isinstance(v, str), "block"))
+    for field in ("p", "o", "s"):
+        if has(ref, field):
+            check = (lambda v: isinstance(v, str)) if field == "p" else is_int
+            out[field] = require(ref, field, check, "block")
+    return out
+
+
+def decode_xattrs(value):
+    """CF: {"user.name": "<base64 value>"} (binary values as base64)."""
+    if not isinstance(value, dict):
+        raise Undecodable("xattrs is not an object")
+    out = {}
+    for name, data in value.items():
+        if not isinstance(data, str):
+            raise Undecodable("an xattr value is not a string")
+        out[name] = decode_base64(data)
+    return out
+
+
+def decode_item(obj):
+    """An ItemSnapshot's fields and types; an unknown kind is undecodable
+    (CF "Reading and validation": missing fields, unknown kind)."""
+    is_str = lambda v: isinstance(v, str)
+    item = {"id": require(obj, "id", is_str, "item"),
+            "parent": require(obj, "parent", is_str, "item"),
+            "name": decode_bytestring(require(obj, "name", lambda v: True, "item")),
+            "kind": require(obj, "kind", is_str, "item"),
+            "mode": require(obj, "mode", is_uint32, "item"),
+            "mtime": require(obj, "mtime", is_int, "item"),
+            "size": require(obj, "size", is_int, "item")}
+    if item["kind"] not in KNOWN_KINDS:
+        raise Undecodable("unknown kind %r" % item["kind"])
+    if has(obj, "blocks"):
+        blocks = require(obj, "blocks", lambda v: isinstance(v, list), "item")
+        item["blocks"] = [decode_ref(ref) for ref in blocks]
+    if has(obj, "target"):
+        item["target"] = decode_bytestring(obj["target"])
+    if has(obj, "xattrs"):
+        item["xattrs"] = decode_xattrs(obj["xattrs"])
+    if has(obj, "rdev"):
+        item["rdev"] = require(obj, "rdev", is_uint64, "item")
+    return item
+
+
+# ---------------------------------------------------------------- validation
+
+def valid_id(value):
+    return isinstance(value, str) and HEX32.match(value) is not None
+
+
+def valid_name(name):
+    """CF "Reading and validation": a name valid on Linux."""
+    return (0 < len(name) <= 255 and b"/" not in name and b"\0" not in name
+            and name not in (b".", b".."))
+
+
+def validate_ref(ref):
+    """CF: a hash of 64 lowercase hex, 0 <= n <= 2^44; inline and packed
+    rules of "Small files"."""
+    if not HEX64.match(ref["h"]) or not 0 <= ref["n"] <= MAX_SIZE:
+        raise Refused("malformed block reference")
+    if "d" in ref:
+        # CF: refused with p or o; black box: with s too
+        if "p" in ref or "o" in ref or "s" in ref or len(ref["d"]) != ref["n"] \
+                or len(ref["d"]) > INLINE_MAX:
+            raise Refused("malformed inline content")
+    elif "p" in ref or "o" in ref or "s" in ref:
+        # Black box: p and o come together, p is 32 lowercase hex, o and s
+        # are >= 0, and s needs p.
+        if not ("p" in ref and "o" in ref and HEX32.match(ref["p"])
+                and ref["o"] >= 0 and ref.get("s", 0) >= 0):
+            raise Refused("malformed packed reference")
+    return ref
+
+
+def validate_blocks(blocks, size):
+    refs = [validate_ref(dict(ref)) for ref in blocks]
+    if sum(ref["n"] for ref in refs) != size:   # Python ints cannot overflow
+        raise Refused("block lengths do not add up to the size")
+    return refs
+
+
+def filter_xattrs(xattrs):
+    """CF "Reading and validation", `xattrs`: user.* only, not user.ubiqfs.*,
+    names <= 255 bytes, values <= 65536; then in byte order of names kept
+    while names plus values total at most 262144 bytes."""
+    kept, total = {}, 0
+    eligible = {}
+    normal = {}
+    for name, value in xattrs.items():
+        # CF ItemSnapshot `xattrs`: names are kept in NFC; of names equal in
+        # NFC, the first in the object counts.
+        key = unicodedata.normalize("NFC", name)
+        if key in normal:
+            continue
+        normal[key] = True
+        raw = key.encode("utf-8", "surrogatepass")
+        if (key.startswith("user.") and not key.startswith("user.ubiqfs.")
+                and len(raw) <= 255 and len(value) <= 65536):
+            # Ordered by the name as the record spells it.
+            eligible[name.encode("utf-8", "surrogatepass")] = (key, value)
+    for spelled in sorted(eligible):
+        key, value = eligible[spelled]
+        total += len(key.encode("utf-8", "surrogatepass")) + len(value)
+        if total > 262144:
+            break
+        kept[key] = value
+    return kept
+
+
+def validate_item(item):
+    """The stateless rules of CF "Reading and validation": returns the
+    snapshot as a reader keeps it, or raises Refused."""
+    if not valid_id(item["id"]):
+        raise Refused("malformed id %r" % item["id"])
+    if item["parent"] != "root" and not valid_id(item["parent"]):
+        raise Refused("malformed parent")
+    if item["parent"] == item["id"]:
+        raise Refused("parent = id")
+    if not valid_name(item["name"]):
+        raise Refused("name not valid on Linux")
+    if not 0 <= item["size"] <= MAX_SIZE:
+        raise Refused("size out of range")
+    # CF says "strictly between"; the black box keeps both ends: inclusive.
+    if not MTIME_LOW <= item["mtime"] <= MTIME_HIGH:
+        raise Refused("mtime out of range")
+    snap = {"id": item["id"], "parent": item["parent"], "name": item["name"],
+            "kind": item["kind"], "mode": item["mode"] & 0o1777,
+            "mtime": item["mtime"], "size": item["size"]}
+    kind = item["kind"]
+    if kind == "file":
+        snap["blocks"] = validate_blocks(item.get("blocks", []), item["size"])
+    elif kind == "directory":
+        snap["size"] = 0
+    elif kind == "symlink":
+        target = item.get("target")
+        if not target or len(target) > 4095 or b"\0" in target:
+            raise Refused("bad symlink target")
+        snap["target"] = target
+        snap["size"] = len(target)
+    else:
+        # CF "ItemSnapshot": FIFOs, sockets, devices have size 0 (the black
+        # box shows 0 whatever the record says); a missing rdev is 0.
+        snap["size"] = 0
+        if kind in DEVICE_KINDS:
+            snap["rdev"] = item.get("rdev", 0)
+    xattrs = filter_xattrs(item.get("xattrs", {}))
+    if xattrs:
+        snap["xattrs"] = xattrs
+    return snap
+
+
+def content_key(blocks):
+    """Content is compared by the blocks' h and n, never their place (CF)."""
+    return tuple((ref["h"], ref["n"]) for ref in blocks)
+
+
+# ---------------------------------------------------------------- records
+
+def decode_settings(value):
+    """CF Settings: {"retention": {"versions": S, "trash": S}}.  Black box:
+    both fields must be there as whole seconds, else the record does not
+    decode; a value out of range refuses the settings alone (None)."""
+    retention = value.get("retention") if isinstance(value, dict) else None
+    if not isinstance(retention, dict) or not all(
+            is_int(retention.get(f)) for f in ("versions", "trash")):
+        raise Undecodable("malformed settings")
+    out = {f: retention[f] for f in ("versions", "trash")}
+    if any(not 0 <= v <= MAX_RETENTION for v in out.values()):
+        return None
+    return out
+
+
+def decode_root(value):
+    """CF "journal/<seq>" `root`: {"mode", "mtime", "xattrs"?}, the types of
+    an item's fields (else the record does not decode); a mtime out of range
+    refuses the root's attributes alone (None); modes and xattrs are kept as
+    an item's."""
+    if not isinstance(value, dict):
+        raise Undecodable("malformed root")
+    require(value, "mode", is_uint32, "root")
+    require(value, "mtime", is_int, "root")
+    xattrs = decode_xattrs(value["xattrs"]) if has(value, "xattrs") else {}
+    if not MTIME_LOW <= value["mtime"] <= MTIME_HIGH:
+        return None
+    return {"mode": value["mode"] & 0o1777, "mtime": value["mtime"],
+            "xattrs": filter_xattrs(xattrs)}
+
+
+def decode_op(op):
+    kind = op.get("op") if isinstance(op, dict) else None
+    if kind == "upsert":
+        return {"op": "upsert", "item": decode_item(op.get("item"))}
+    if kind == "delete":
+        return {"op": "delete", "id": require(op, "id", lambda v: isinstance(v, str), "delete")}
+    raise Undecodable("unknown op %r" % kind)
+
+
+def decode_move(move):
+    """CF "Where a blob is now": a malformed move is refused alone (None);
+    black box: one of the wrong JSON types makes the record undecodable."""
+    is_str = lambda v: isinstance(v, str)
+    for field, check in (("h", is_str), ("n", is_int), ("f", is_str),
+                         ("p", is_str), ("o", is_int)):
+        require(move, field, check, "move")
+    if not (HEX64.match(move["h"]) and 0 <= move["n"] <= MAX_SIZE
+            and valid_id(move["f"]) and valid_id(move["p"])
+            and move["f"] != move["p"] and move["o"] >= 0):
+        return None
+    return {k: move[k] for k in ("h", "n", "f", "p", "o")}
+
+
+def decode_record(rec):
+    """A JournalRecord that is not a tombstone (CF "journal/<seq>")."""
+    is_str = lambda v: isinstance(v, str)
+    # Black box: a record without `commit` ("not read today") is skipped too.
+    for field, check in (("device", is_str), ("deviceName", is_str),
+                         ("commit", is_str), ("time", is_int),
+                         ("ops", lambda v: isinstance(v, list))):
+        require(rec, field, check, "record")
+    moves = rec["relocate"] if has(rec, "relocate") else []
+    if not isinstance(moves, list):
+        raise Undecodable("malformed relocate")
+    if has(rec, "batch") and not isinstance(rec["batch"], str):
+        raise Undecodable("malformed batch")     # black box
+    if len(rec["ops"]) > MAX_OPS or len(moves) > MAX_OPS:
+        raise Undecodable("more than 100,000 operations or blob moves")
+    out = {"device": rec["deviceName"], "time": rec["time"],
+           "ops": [decode_op(op) for op in rec["ops"]],
+           "moves": [decode_move(m) for m in moves],
+           "batch": rec.get("batch"), "settings": False, "root": False}
+    if has(rec, "settings"):
+        out["settings"] = decode_settings(rec["settings"])
+    if has(rec, "root"):
+        out["root"] = decode_root(rec["root"])
+    return out
