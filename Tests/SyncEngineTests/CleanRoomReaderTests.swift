@@ -108,6 +108,8 @@ import Testing
             Hand.file(id: fresh(), parent: "root", name: "nfd.txt", content: "nfd", extra: #","xattrs":{"user.cafe\u0301":"Ag==","user.caf\u00e9":"AQ=="}"#),
             #"{"op":"upsert","item":{"id":"\#(fileB)","parent":"root","name":"b (2).txt","kind":"directory","mode":493,"mtime":1,"size":0}}"#,
             #"{"op":"upsert","item":{"id":"\#(fresh())","parent":"root","name":"wide","kind":"characterDevice","mode":420,"mtime":1,"size":0,"rdev":1099511627776}}"#,
+            // A reference of length 0 names no bytes: its pack is never asked for.
+            #"{"op":"upsert","item":{"id":"\#(fresh())","parent":"root","name":"zero.txt","kind":"file","mode":420,"mtime":1,"size":0,"blocks":[{"h":"\#(String(repeating: "0", count: 64))","n":0,"p":"\#(fresh())","o":0}]}}"#,
         ]
         try await journal.append(Hand.record(ops: "[\(ops.joined(separator: ","))]"))
         let lost = Hand.file(id: fresh(), parent: "root", name: "lost.txt", content: "lost")
@@ -120,7 +122,7 @@ import Testing
         let tree = try await device.tree()
         #expect(tree == [
             "b.txt": "new b", "b (2).txt": "b", "docs": "/", "docs/a.txt": "y", "docs/moved.txt": "a",
-            "first.txt": "twice", "nfd.txt": "nfd", "after.txt": "after", "wide": "characterDevice 1099511627776",
+            "first.txt": "twice", "nfd.txt": "nfd", "after.txt": "after", "wide": "characterDevice 1099511627776", "zero.txt": "",
         ])
         let first = try #require(device.inode("first.txt"))
         #expect(try device.core.attributes(first).permissions & 0o7777 == 0o755)
@@ -131,6 +133,37 @@ import Testing
         #expect(try device.core.getXattr(nfd, name: Array("user.caf\u{e9}".utf8)) == [2])
         // The checker tells spellings apart that Swift's String equality would not.
         #expect(DeviceManifest.Lines(items: ["caf\u{e9}"], versions: [], trash: []) != DeviceManifest.Lines(items: ["cafe\u{301}"], versions: [], trash: []))
+        let seen = try await DeviceManifest.of(device)
+        let read = try await Self.read(root + "/store/c", encrypted: false, in: root)
+        #expect(read == seen, "\(read.difference(from: seen))")
+        await device.shutdown()
+    }
+
+    /// A checkpoint (with its history object) holding two items of one name in one folder:
+    /// joining, a fresh device applies its items in their order, by id, so the one with the
+    /// greater id keeps the name and the other steps aside; the reader does the same.
+    @Test func aCheckpointWithTwoItemsOfOneNameIsReadAlike() async throws {
+        let root = try TemporaryDirectories.make("ubiqfs-clean-room-checkpoint")
+        let store = try LocalFolderStore(root: root + "/store", container: "c")
+        let a = try await TestDevice(store: store, name: "a", configuration: Self.configuration(encrypted: false, creator: true))
+        try await a.write("seed.txt", "seed")
+        try await a.sync()
+        await a.shutdown()
+        let head = try await HandWrittenRecords(store: store).seq
+        let (lower, higher) = ("1" + String(repeating: "0", count: 31), "f" + String(repeating: "0", count: 31))
+        func item(_ id: String, _ content: String) -> String {
+            let upsert = HandWrittenRecords.file(id: id, parent: "root", name: "same.txt", content: content)
+            return String(upsert.dropFirst(#"{"op":"upsert","item":"#.count).dropLast())
+        }
+        let checkpoint = #"{"format":2,"items":[\#(item(lower, "lower id")),\#(item(higher, "higher id"))],"seq":\#(head)}"#
+        try await store.put(ContainerLayout.checkpointKey(head), Array(checkpoint.utf8))
+        let history = #"{"first":1,"format":2,"last":\#(head),"trash":[],"versions":[]}"#
+        try await store.put(ContainerLayout.historyKey(first: 1, last: head), Array(history.utf8))
+
+        var readOnly = Self.configuration(encrypted: false, creator: false)
+        readOnly.readOnly = true
+        let device = try await TestDevice(store: store, name: "fresh", configuration: readOnly)
+        #expect(try await device.tree() == ["same.txt": "higher id", "same (2).txt": "lower id"])
         let seen = try await DeviceManifest.of(device)
         let read = try await Self.read(root + "/store/c", encrypted: false, in: root)
         #expect(read == seen, "\(read.difference(from: seen))")

@@ -19,12 +19,15 @@ enum DeviceManifest {
 
     static func of(_ device: TestDevice) async throws -> Lines {
         var lines = Lines(items: [], versions: [], trash: [])
-        // The root's own attributes, with the path [].
-        let root = try device.core.attributes(.root)
-        var top: [String: Any] = ["path": [Any](), "kind": "directory", "mode": Int64(root.permissions & 0o7777), "mtime": root.mtime, "size": 0]
-        let xattrs = try self.xattrs(device, .root)
-        if !xattrs.isEmpty { top["xattrs"] = xattrs }
-        lines.items.append(canonical(top))
+        // The root's own attributes, with the path [], once the store said them (before,
+        // each device shows its own, which no reader of the store can know).
+        if try await device.metadata.read({ db in try RootState.base(db) }) != nil {
+            let root = try device.core.attributes(.root)
+            var top: [String: Any] = ["path": [Any](), "kind": "directory", "mode": Int64(root.permissions & 0o7777), "mtime": root.mtime, "size": 0]
+            let xattrs = try self.xattrs(device, .root)
+            if !xattrs.isEmpty { top["xattrs"] = xattrs }
+            lines.items.append(canonical(top))
+        }
         try await walk(device, Inode.root, [], &lines)
         lines.trash = try device.core.trash().map { entry in
             canonical(["path": (entry.folder + [entry.top.name]).map { byteString($0.bytes) }, "seq": Int64(entry.seq), "device": entry.device, "time": entry.time, "items": entry.items.count])

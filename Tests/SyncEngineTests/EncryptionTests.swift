@@ -60,6 +60,10 @@ import Testing
         try await store.put(ContainerLayout.keyObjectKey("00000000000000000000000000000001"), try RecordCodec.encode(costly))
         let unlocked = try await keyring.unlock(passphrase: Self.passphrase)
         #expect(unlocked.master == master && unlocked.id == id)
+        // A passphrase is its bytes: the same text in another Unicode normalisation is another.
+        let nfc = try WrappedKey.wrap(.init(data: master), passphrase: "caf\u{e9} au lait", container: "c0ffee", cost: 10)
+        #expect(try nfc.unwrap(passphrase: "cafe\u{301} au lait", container: "c0ffee") == nil)
+        #expect(try nfc.unwrap(passphrase: "caf\u{e9} au lait", container: "c0ffee") != nil)
         let wrong = await Self.refusal { _ = try await keyring.unlock(passphrase: "another passphrase") }
         #expect(wrong?.contains("2 of them damaged or of parameters ubiqfs does not accept") == true, "\(wrong ?? "")")
     }
