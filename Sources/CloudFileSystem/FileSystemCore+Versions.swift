@@ -12,12 +12,17 @@ import SyncEngine
 extension FileSystemCore {
     /// The item at a path inside the mount ("/a/b"), without counting a kernel lookup.
     public func resolve(_ path: String) throws(FileSystemError) -> Inode {
+        try resolve(bytes: Array(path.utf8))
+    }
+
+    /// The same for a path in bytes (a name need not be UTF-8).
+    public func resolve(bytes path: [UInt8]) throws(FileSystemError) -> Inode {
         var ino = Inode.root
-        for part in path.split(separator: "/") {
-            let name = ByteString(Array(part.utf8))
+        for part in path.split(separator: UInt8(ascii: "/")) {
+            let name = ByteString(Array(part))
             let parent = ino
             guard let child = try read({ db in try ItemRow.child(of: parent, named: name, db) }) else {
-                throw FileSystemError(.notFound, "\(path) does not exist")
+                throw FileSystemError(.notFound, "\(ByteString(path)) does not exist")
             }
             ino = child.inode
         }

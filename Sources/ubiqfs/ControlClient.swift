@@ -93,6 +93,14 @@ enum ControlClient {
 
     /// The mount that holds `path` and the path inside it ("/" for the root): the nearest
     /// folder up from `path` whose root xattr names a control socket.
+    /// The path inside `mountpoint` of `argument`, in the bytes the user gave: a name that
+    /// is not UTF-8 reaches the daemon whole (`ControlRequest.pathBytes`).
+    static func insideBytes(_ argument: String, mountpoint: String) -> [UInt8] {
+        let absolute = Paths.absolute(bytes: Paths.rawArgument(argument))
+        let inside = mountpoint == "/" ? absolute : Array(absolute.dropFirst(mountpoint.utf8.count))
+        return inside.isEmpty ? [UInt8(ascii: "/")] : inside
+    }
+
     static func locate(_ path: String) throws -> (mountpoint: String, inside: String) {
         let absolute = Paths.absolute(path)
         var candidate = absolute

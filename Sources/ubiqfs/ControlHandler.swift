@@ -4,6 +4,7 @@ import ContainerStore
 import FileCoordinator
 import Foundation
 import Glibc
+import Inodes
 import ItemModel
 import MetadataStore
 import SyncEngine
@@ -72,7 +73,7 @@ struct ControlHandler {
             try await versions(request, into: &response)
         case "states":
             do throws(FileSystemError) {
-                response.states = try core.childStates(core.resolve(request.path ?? "/"), names: request.names)
+                response.states = try core.childStates(item(request), names: request.names)
             } catch {
                 throw ControlFailure(error.message)
             }
@@ -97,9 +98,16 @@ struct ControlHandler {
         }
     }
 
+    /// The item a request names: by its path's bytes when given, else by its path.
+    private func item(_ request: ControlRequest) throws(FileSystemError) -> Inode {
+        guard let encoded = request.pathBytes else { return try core.resolve(request.path ?? "/") }
+        guard let bytes = Data(base64Encoded: encoded) else { throw FileSystemError(.invalid, "pathBytes is not base64") }
+        return try core.resolve(bytes: Array(bytes))
+    }
+
     private func versions(_ request: ControlRequest, into response: inout ControlResponse) async throws(ControlFailure) {
         do throws(FileSystemError) {
-            let ino = try core.resolve(request.path ?? "/")
+            let ino = try item(request)
             if request.command == "restore" {
                 guard let version = request.version else { throw FileSystemError(.invalid, "restore needs a version") }
                 return try await core.restore(ino, version: version)

@@ -1,4 +1,5 @@
 import CloudFileSystem
+import Foundation
 import FileCoordinator
 import Inodes
 import SyncEngine
@@ -10,6 +11,8 @@ struct ControlRequest: Codable {
     var wait: Bool?
     /// A path inside the mount ("/docs"), for `watch`, `states`, `versions` and `restore`.
     var path: String?
+    /// The same path's bytes in base64, when given: what names that are not UTF-8 need.
+    var pathBytes: String?
     /// For `restore`: the journal sequence number of the version to bring back; for
     /// `trash-restore`, of the delete (nil: the newest at the path).
     var version: UInt64?
@@ -33,8 +36,9 @@ struct ControlRequest: Codable {
     init(
         command: String, wait: Bool? = nil, path: String? = nil, version: UInt64? = nil, faults: String? = nil, readOnly: Bool? = nil,
         versionsDays: Double? = nil, trashDays: Double? = nil, graceSeconds: Double? = nil,
-        action: String? = nil, passphrase: String? = nil, newPassphrase: String? = nil
+        action: String? = nil, passphrase: String? = nil, newPassphrase: String? = nil, pathBytes: [UInt8]? = nil
     ) {
+        self.pathBytes = pathBytes.map { Data($0).base64EncodedString() }
         self.action = action
         self.passphrase = passphrase
         self.newPassphrase = newPassphrase

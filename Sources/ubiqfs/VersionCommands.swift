@@ -13,7 +13,8 @@ struct VersionsCommand: ParsableCommand {
 
     func run() throws {
         let (mountpoint, inside) = try ControlClient.locate(path)
-        let response = try ControlClient.send(ControlRequest(command: "versions", path: inside), mountpoint: mountpoint)
+        let request = ControlRequest(command: "versions", path: inside, pathBytes: ControlClient.insideBytes(path, mountpoint: mountpoint))
+        let response = try ControlClient.send(request, mountpoint: mountpoint)
         let versions = response.versions ?? []
         if json {
             try StatusCommand.printJSON(versions)
@@ -41,7 +42,8 @@ struct RestoreCommand: ParsableCommand {
 
     func run() throws {
         let (mountpoint, inside) = try ControlClient.locate(path)
-        _ = try ControlClient.send(ControlRequest(command: "restore", path: inside, version: version), mountpoint: mountpoint)
+        let request = ControlRequest(command: "restore", path: inside, version: version, pathBytes: ControlClient.insideBytes(path, mountpoint: mountpoint))
+        _ = try ControlClient.send(request, mountpoint: mountpoint)
         print("\(path): version \(version) restored; it is uploaded as the newest version")
     }
 }

@@ -272,6 +272,11 @@ import Testing
             test "$(\(bin) versions \(a)/essay.txt | grep -c '^[0-9]')" = 3
             fails \(bin) restore \(a)/essay.txt --version 999999 2>err.txt
             grep -q 'no version 999999' err.txt
+            # A name that is not UTF-8 (Latin-1 "café"), given relative to the folder.
+            latin1=$(printf 'caf\\351.txt')
+            echo one > "\(a)/$latin1" && \(bin) sync --wait \(a)
+            echo two > "\(a)/$latin1" && \(bin) sync --wait \(a)
+            test "$(cd \(a) && \(bin) versions "./$latin1" | grep -c '^[0-9]')" = 2
             """)
     }
 
