@@ -78,9 +78,15 @@ extension SoakBatch {
         var (copies, maybeCopies) = (0, 0)
         for index in order {
             for (id, real) in pending[index] ?? [] {
-                if models[index].unseen.contains(id) || changed.contains(id) {
+                if models[index].maybeUnseen.contains(id) {
+                    // A version is held here: every later change to the file is held too
+                    // and replaces it (the newest wins), so a later delete, which the edit
+                    // outlives, still leaves no copy.
+                    maybeCopies += 1
+                    maybeChanged.insert(id)
+                } else if models[index].unseen.contains(id) || changed.contains(id) {
                     copies += 1
-                } else if models[index].maybeUnseen.contains(id) || maybeChanged.contains(id) {
+                } else if maybeChanged.contains(id) {
                     // A copy, or else a change of the item itself.
                     maybeCopies += 1
                     maybeChanged.insert(id)
