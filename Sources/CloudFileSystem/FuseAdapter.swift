@@ -85,13 +85,15 @@ public final class FuseAdapter: FuseOperations {
         )
     }
 
-    /// Seconds and nanoseconds as one Int64, clamped (a `touch -d` far in the future must not trap).
+    /// Seconds and nanoseconds as one Int64, clamped to the times every reader accepts (a
+    /// `touch -d` far in the future must not trap, and syncs as clamped).
     static func nanoseconds(_ time: FuseTimespec) -> Int64 {
+        let range = RecordValidator.mtimes
         let (scaled, overflow) = time.seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return time.seconds < 0 ? Int64.min / 2 : Int64.max / 2 }
+        if overflow { return time.seconds < 0 ? range.lowerBound : range.upperBound }
         let (sum, overflowed) = scaled.addingReportingOverflow(time.nanoseconds)
-        if overflowed { return time.seconds < 0 ? Int64.min / 2 : Int64.max / 2 }
-        return max(Int64.min / 2, min(Int64.max / 2, sum))
+        if overflowed { return time.seconds < 0 ? range.lowerBound : range.upperBound }
+        return max(range.lowerBound, min(range.upperBound, sum))
     }
 
     /// The root's generation stays 0: the kernel made the root inode with 0 and would take

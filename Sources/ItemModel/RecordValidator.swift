@@ -7,6 +7,8 @@ public enum RecordValidator {
     /// Largest size accepted for an item (16 TiB), beyond any real file here.
     public static let maxSize: Int64 = 1 << 44
     public static let maxTargetLength = 4095
+    /// Times a reader accepts: about 146 years either side of 1970 (`Int64.min / 2 ... Int64.max / 2`).
+    public static let mtimes: ClosedRange<Int64> = (Int64.min / 2)...(Int64.max / 2)
 
     /// `formats`: what this device reads (`ContainerInfo.readableFormats`).
     public static func validate(_ record: JournalRecord, formats: ClosedRange<Int> = ContainerInfo.readableFormats(formatTwo: true)) throws(RecordError) {
@@ -26,7 +28,7 @@ public enum RecordValidator {
         guard item.parent.isWellFormed, item.parent != item.id else { throw refuse("malformed parent") }
         guard ItemName.isValid(item.name) else { throw refuse("name not allowed on Linux") }
         guard item.size >= 0, item.size <= maxSize else { throw refuse("size \(item.size) out of range") }
-        guard item.mtime >= Int64.min / 2, item.mtime <= Int64.max / 2 else { throw refuse("mtime out of range") }
+        guard mtimes.contains(item.mtime) else { throw refuse("mtime out of range") }
         item.mode &= 0o1777
         switch item.kind {
         case .file:
@@ -63,7 +65,7 @@ public enum RecordValidator {
 
     /// The root's attributes as they may be applied: the same rules as a folder's.
     public static func sanitized(_ root: RootAttributes) throws(RecordError) -> RootAttributes {
-        guard root.mtime >= Int64.min / 2, root.mtime <= Int64.max / 2 else {
+        guard mtimes.contains(root.mtime) else {
             throw RecordError(code: .invalid, message: "root attributes refused: mtime out of range")
         }
         return RootAttributes(mode: root.mode & 0o1777, mtime: root.mtime, xattrs: root.xattrs.map(kept))

@@ -11,17 +11,10 @@ public enum RootState {
     static let committedGenKey = "rootCommittedGen"
     static let baseKey = "rootBase"
 
-    /// The root's attributes as they are here.
-    public static func current(_ db: Database) throws -> (attributes: RootAttributes, changeGen: Int64)? {
-        guard let row = try ItemRow.find(ino: .root, db) else { return nil }
-        let attributes = RootAttributes(mode: UInt32(row.mode & 0o7777), mtime: row.mtime, xattrs: try StoredXattrs.all(of: .root, db))
-        return (attributes, row.changeGen)
-    }
-
     /// What the next record of this device carries, if the root changed here since.
     public static func pending(_ db: Database) throws -> (attributes: RootAttributes, changeGen: Int64)? {
-        guard let current = try current(db), current.changeGen != (try committedGen(db)) else { return nil }
-        return current
+        guard let row = try ItemRow.find(ino: .root, db), try isPending(row, db) else { return nil }
+        return (try attributes(of: row, db), row.changeGen)
     }
 
     /// The attributes committed last (by any device), if a record ever carried them.
@@ -40,9 +33,10 @@ public enum RootState {
     /// since the base, field by field, as a folder's metadata is merged. Returns whether
     /// what this device shows changed.
     public static func take(_ remote: RootAttributes, _ db: Database) throws -> Bool {
-        guard var row = try ItemRow.find(ino: .root, db), let (local, _) = try current(db) else { return false }
+        guard var row = try ItemRow.find(ino: .root, db) else { return false }
+        let local = try attributes(of: row, db)
         var merged = remote
-        if try pending(db) != nil {
+        if try isPending(row, db) {
             let base = try base(db)
             if local.mode != base?.mode { merged.mode = local.mode }
             if local.mtime != base?.mtime { merged.mtime = local.mtime }
@@ -57,8 +51,13 @@ public enum RootState {
         return true
     }
 
-    static func committedGen(_ db: Database) throws -> Int64 {
-        try MetadataStore.setting(committedGenKey, db).flatMap { Int64($0) } ?? 0
+    static func attributes(of root: ItemRow, _ db: Database) throws -> RootAttributes {
+        RootAttributes(mode: UInt32(root.mode & 0o7777), mtime: root.mtime, xattrs: try StoredXattrs.all(of: .root, db))
+    }
+
+    /// Changed here since the generation last committed.
+    static func isPending(_ root: ItemRow, _ db: Database) throws -> Bool {
+        root.changeGen != (try MetadataStore.setting(committedGenKey, db).flatMap { Int64($0) } ?? 0)
     }
 
     static func setBase(_ attributes: RootAttributes, _ db: Database) throws {

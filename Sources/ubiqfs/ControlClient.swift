@@ -91,8 +91,6 @@ enum ControlClient {
         return response
     }
 
-    /// The mount that holds `path` and the path inside it ("/" for the root): the nearest
-    /// folder up from `path` whose root xattr names a control socket.
     /// The path inside `mountpoint` of `argument`, in the bytes the user gave: a name that
     /// is not UTF-8 reaches the daemon whole (`ControlRequest.pathBytes`).
     static func insideBytes(_ argument: String, mountpoint: String) -> [UInt8] {
@@ -101,6 +99,8 @@ enum ControlClient {
         return inside.isEmpty ? [UInt8(ascii: "/")] : inside
     }
 
+    /// The mount that holds `path` and the path inside it ("/" for the root): the nearest
+    /// folder up from `path` whose root xattr names a control socket.
     static func locate(_ path: String) throws -> (mountpoint: String, inside: String) {
         let absolute = Paths.absolute(path)
         var candidate = absolute

@@ -1,6 +1,6 @@
 import CloudFileSystem
-import Foundation
 import FileCoordinator
+import Foundation
 import Inodes
 import SyncEngine
 

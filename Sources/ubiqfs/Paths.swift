@@ -15,19 +15,7 @@ enum Paths {
     /// Absolute and normalised by string rules only: no stat, because the path may be a
     /// FUSE mount that this very process serves (a stat before the loop runs would hang).
     static func absolute(_ path: String) -> String {
-        var full = path
-        if full == "~" || full.hasPrefix("~/") { full = home + full.dropFirst() }
-        if !full.hasPrefix("/") { full = FileManager.default.currentDirectoryPath + "/" + full }
-        var parts: [Substring] = []
-        for part in full.split(separator: "/") {
-            if part == "." { continue }
-            if part == ".." {
-                if !parts.isEmpty { parts.removeLast() }
-                continue
-            }
-            parts.append(part)
-        }
-        return "/" + parts.joined(separator: "/")
+        String(decoding: absolute(bytes: Array(path.utf8)), as: UTF8.self)
     }
 
     /// The bytes the user gave for `argument`: argv as the kernel passed it, since Swift
@@ -41,7 +29,7 @@ enum Paths {
         return Array(argument.utf8)
     }
 
-    /// `absolute` on bytes, for a path that may not be UTF-8.
+    /// `absolute` on bytes, for a path that may not be UTF-8 (the same rules).
     static func absolute(bytes path: [UInt8]) -> [UInt8] {
         let slash = UInt8(ascii: "/")
         var full = path
@@ -56,7 +44,7 @@ enum Paths {
             }
             parts.append(part)
         }
-        return parts.reduce(into: []) { $0 += [slash] + $1 }
+        return parts.isEmpty ? [slash] : parts.reduce(into: []) { $0 += [slash] + $1 }
     }
 
     static var hostName: String {
