@@ -112,7 +112,6 @@ let package = Package(
             dependencies: [
                 "SyncEngine", "CloudFileSystem", "DeviceFixture", "ContainerStore", "ContainerCrypto", "Inodes", "S3Store", "SeaweedFSFixture", "MetadataStore", "ContentCache", "FileCoordinator", "ItemModel",
                 .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .testTarget(name: "MountTests", dependencies: ["ubiqfs", "SeaweedFSFixture"]),

@@ -145,6 +145,11 @@ import Testing
                 \(bin) sync --wait \(a)
                 waitfor '[ "$(stat -c %y \(b)/docs)" = "$(stat -c %y \(a)/docs)" ]'
             done
+            # An empty file that is a placeholder there keeps its time when read.
+            : > \(a)/docs/empty && touch -d 2021-05-05 \(a)/docs/empty && \(bin) sync --wait \(a)
+            waitfor 'test -e \(b)/docs/empty'
+            cat \(b)/docs/empty
+            test "$(stat -c %y \(b)/docs/empty)" = "$(stat -c %y \(a)/docs/empty)"
             # The root's own mode and times travel too, and nothing stays pending.
             touch -d 2020-01-01 \(a) && chmod 700 \(a)
             \(bin) sync --wait \(a)

@@ -1,5 +1,5 @@
 import CloudFileSystem
-import Crypto
+import ContentCache
 import DeviceFixture
 import Foundation
 import Inodes
@@ -89,15 +89,7 @@ enum DeviceManifest {
     private static func contentHash(_ device: TestDevice, _ ino: Inode, size: Int64) async throws -> String {
         let handle = try await device.open(ino, flags: O_RDONLY)
         defer { device.core.release(handle: handle) }
-        var hasher = SHA256()
-        var offset: Int64 = 0
-        while offset < size {
-            let chunk = try await device.core.read(handle: handle, size: 1 << 20, offset: offset)
-            guard !chunk.isEmpty else { break }
-            hasher.update(data: chunk)
-            offset += Int64(chunk.count)
-        }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return ContentHasher.sha256Hex(try await device.core.read(handle: handle, size: Int(size) + 1, offset: 0))
     }
 
     /// Name and value pairs in byte order of the names: not an object, whose names Swift

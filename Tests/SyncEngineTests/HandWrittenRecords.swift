@@ -1,5 +1,5 @@
 import ContainerStore
-import Crypto
+import ContentCache
 import Foundation
 import ItemModel
 
@@ -20,7 +20,7 @@ struct HandWrittenRecords {
 
     /// Appends a record of `fields` (JSON members, without braces); `"prev"` is added.
     mutating func append(_ fields: String) async throws {
-        let json = "{\(fields),\"prev\":\"\(Self.hex(SHA256.hash(data: previous)))\"}"
+        let json = "{\(fields),\"prev\":\"\(ContentHasher.sha256Hex(previous))\"}"
         seq += 1
         previous = Array(json.utf8)
         guard try await store.putIfAbsent(ContainerLayout.journalKey(seq), previous) else {
@@ -36,11 +36,7 @@ struct HandWrittenRecords {
     /// An upsert of a file whose content travels inline.
     static func file(id: String, parent: String, name: String, content: String, mode: Int = 420, extra: String = "") -> String {
         let bytes = Array(content.utf8)
-        let block = #"{"h":"\#(hex(SHA256.hash(data: bytes)))","n":\#(bytes.count),"d":"\#(Data(bytes).base64EncodedString())"}"#
+        let block = #"{"h":"\#(ContentHasher.sha256Hex(bytes))","n":\#(bytes.count),"d":"\#(Data(bytes).base64EncodedString())"}"#
         return #"{"op":"upsert","item":{"id":"\#(id)","parent":"\#(parent)","name":"\#(name)","kind":"file","mode":\#(mode),"mtime":1700000000000000000,"size":\#(bytes.count),"blocks":[\#(block)]\#(extra)}}"#
-    }
-
-    static func hex<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 {
-        digest.map { String(format: "%02x", $0) }.joined()
     }
 }
