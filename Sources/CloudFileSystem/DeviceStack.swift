@@ -36,7 +36,7 @@ public struct DeviceStack: Sendable {
         unlock.keyFile = unlock.keyFile ?? stateDir + "/" + Self.keyFile
         let (info, device, cipher) = try await ContainerBootstrap.open(
             store: store, metadata: metadata, deviceName: deviceName, timeout: configuration.storeTimeout,
-            formatTwo: configuration.formatTwo, upgrade: !configuration.readOnly, unlock: unlock
+            newestFormat: configuration.newestFormat, upgrade: !configuration.readOnly, unlock: unlock
         )
         // What startup decided (reconciled rows, this device's identity, the clean-stop mark
         // gone) is on disk before the first change: the database's own name too.

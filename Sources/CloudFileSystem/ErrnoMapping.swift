@@ -37,6 +37,7 @@ enum ErrnoMapping {
         case .interrupted: EINTR
         case .busy: EBUSY
         case .readOnly: EROFS
+        case .tooManyLinks: EMLINK
         }
     }
 }

@@ -48,6 +48,8 @@ extension FileSystemCore {
             // The kernel serves these itself (and the mount is nodev); an open that reaches
             // the daemon is a device node's: no device behind it here.
             case .fifo, .socket, .characterDevice, .blockDevice: throw FileSystemError(.noDevice)
+            // A link's row is never an inode the kernel has.
+            case .link: throw FileSystemError(.notFound)
             case .file: break
             }
             guard let opened = try openFile(row, flags: flags) else { return nil }

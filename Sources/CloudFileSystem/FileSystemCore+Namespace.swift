@@ -96,12 +96,17 @@ extension FileSystemCore {
 
     public func unlink(parent: Inode, name: [UInt8], directory: Bool) throws(FileSystemError) {
         let itemName = ByteString(name)
-        let victim = try readUnisolated { db in try ItemRow.child(of: parent, named: itemName, db) }
-        guard let victim else { throw FileSystemError(.notFound) }
+        let (victim, item) = try readUnisolated { db -> (ItemRow?, ItemRow?) in
+            guard let row = try ItemRow.child(of: parent, named: itemName, db) else { return (nil, nil) }
+            return (row, try ItemRow.resolved(row, db))
+        }
+        guard let victim, let item else { throw FileSystemError(.notFound) }
         let removedPath = watchedPath(victim.inode)
-        try withLeases([(parent, .exclusive), (victim.inode, .exclusive)], "remove") { () throws(FileSystemError) in
-            try write(freeing: true) { db in
-                guard var row = try ItemRow.find(ino: victim.inode, db), !row.deleted, row.parent == parent, row.itemName == itemName else {
+        var leases: [(Inode, LeaseAccess)] = [(parent, .exclusive), (victim.inode, .exclusive)]
+        if item.inode != victim.inode { leases.append((item.inode, .exclusive)) }
+        let removal = try withLeases(leases, "remove") { () throws(FileSystemError) in
+            try write(freeing: true) { db -> NameRemoval in
+                guard let row = try ItemRow.find(ino: victim.inode, db), !row.deleted, row.parent == parent, row.itemName == itemName else {
                     throw FileSystemError(.notFound)
                 }
                 if directory {
@@ -111,14 +116,12 @@ extension FileSystemCore {
                     throw FileSystemError(.isDirectory)
                 }
                 let now = Timestamp.now()
-                row.deleted = true
-                row.markChanged(.metadata, now: now)
-                try row.update(db)
+                let removal = try Self.removeName(row, db, now: now)
                 try ItemRow.touchFolders([parent], now: now, db)
+                return removal
             }
         }
-        handles.markUnlinked(victim.inode)
-        if !handles.isReferenced(victim.inode) { purge(victim.inode) }
+        settle(removal)
         sync.localChange()
         if let removedPath { emit(.deleted, victim.inode, path: removedPath) }
     }
@@ -128,17 +131,22 @@ extension FileSystemCore {
     public func rename(parent: Inode, name: [UInt8], newParent: Inode, newName: [UInt8], exchange: Bool, noReplace: Bool) throws(FileSystemError) {
         let sourceName = ByteString(name)
         let targetName = try Self.checkName(newName)
-        let (source, target) = try read { db in
-            (try ItemRow.child(of: parent, named: sourceName, db), try ItemRow.child(of: newParent, named: targetName, db))
+        let (source, target, items) = try read { db in
+            let (source, target) = (try ItemRow.child(of: parent, named: sourceName, db), try ItemRow.child(of: newParent, named: targetName, db))
+            let items = try [source, target].compactMap { $0 }.compactMap { try ItemRow.resolved($0, db) }
+            return (source, target, items)
         }
         guard let source else { throw FileSystemError(.notFound) }
+        // Two names of one item: rename does nothing (POSIX), both names stay.
+        if target != nil, items.count == 2, items[0].inode == items[1].inode { return }
         let fromPath = watchedPath(source.inode)
         let targetPath = target.flatMap { watchedPath($0.inode) }
         var leases: [(Inode, LeaseAccess)] = [(parent, .exclusive), (newParent, .exclusive), (source.inode, .exclusive)]
         if let target { leases.append((target.inode, .exclusive)) }
-        var replaced: Inode?
+        for item in items where item.inode != source.inode && item.inode != target?.inode { leases.append((item.inode, .exclusive)) }
+        var replaced: NameRemoval?
         try withLeases(leases, "rename") { () throws(FileSystemError) in
-            replaced = try write { db -> Inode? in
+            replaced = try write { db -> NameRemoval? in
                 guard var moving = try ItemRow.find(ino: source.inode, db), !moving.deleted, moving.parent == parent,
                       moving.itemName == sourceName else { throw FileSystemError(.notFound) }
                 _ = try Self.liveDirectory(newParent, db)
@@ -153,12 +161,11 @@ extension FileSystemCore {
                     try Self.exchange(moving, other, db, now: now)
                     return nil
                 }
-                var victim: Inode?
+                var victim: NameRemoval?
                 if let existing {
                     if noReplace { throw FileSystemError(.exists) }
                     if existing.inode == moving.inode { return nil }
-                    try Self.replace(existing, by: &moving, db, now: now)
-                    victim = existing.inode
+                    victim = try Self.replace(existing, by: &moving, db, now: now)
                 }
                 moving.parent = newParent
                 moving.itemName = targetName
@@ -168,16 +175,13 @@ extension FileSystemCore {
                 return victim
             }
         }
-        if let replaced {
-            handles.markUnlinked(replaced)
-            if !handles.isReferenced(replaced) { purge(replaced) }
-        }
+        if let replaced { settle(replaced) }
         sync.localChange()
         if let fromPath {
             if exchange, let target, let targetPath {
                 emit(.moved, target.inode, from: targetPath)
-            } else if let replaced, let targetPath {
-                emit(.deleted, replaced, path: targetPath)
+            } else if let target, replaced != nil, let targetPath {
+                emit(.deleted, target.inode, path: targetPath)
             }
             emit(.moved, source.inode, from: fromPath)
         }
@@ -208,29 +212,30 @@ extension FileSystemCore {
         try other.update(db)
     }
 
-    /// The item a rename replaces goes (deleted); a safe save (a new file renamed over the
-    /// original) gives the new content the original's identity and history instead.
-    private static func replace(_ replaced: ItemRow, by moving: inout ItemRow, _ db: Database, now: Int64) throws {
+    /// The name a rename replaces goes (`removeName`); a safe save (a new file renamed over
+    /// the original, neither with other names) gives the new content the original's
+    /// identity and history instead.
+    private static func replace(_ replaced: ItemRow, by moving: inout ItemRow, _ db: Database, now: Int64) throws -> NameRemoval {
         var existing = replaced
-        if moving.itemKind == .directory && existing.itemKind != .directory { throw FileSystemError(.notDirectory) }
-        if moving.itemKind != .directory && existing.itemKind == .directory { throw FileSystemError(.isDirectory) }
+        let existingKind = try ItemRow.resolved(existing, db)?.itemKind ?? existing.itemKind
+        if moving.itemKind == .directory && existingKind != .directory { throw FileSystemError(.notDirectory) }
+        if moving.itemKind != .directory && existingKind == .directory { throw FileSystemError(.isDirectory) }
         if existing.itemKind == .directory, try ItemRow.hasChildren(existing.inode, db) { throw FileSystemError(.notEmpty) }
         let movingIsNew = try moving.baseSeq == 0 && BaseSnapshots.find(moving.itemID, db) == nil
-        if moving.itemKind == .file && existing.itemKind == .file && movingIsNew {
-            let keptID = existing.itemID
-            existing.itemID = .random()
-            existing.deleted = true
-            existing.dirtyFlags = []
-            try existing.update(db)
-            moving.itemID = keptID
-            moving.baseSeq = existing.baseSeq
-            moving.blockList = existing.blockList
-            moving.dirtyFlags.insert(.content)
-        } else {
-            existing.deleted = true
-            existing.markChanged(.metadata, now: now)
-            try existing.update(db)
+        let safeSave = moving.itemKind == .file && existing.itemKind == .file && movingIsNew
+        guard try safeSave && ItemRow.nameCount(of: existing.itemID, db) == 1 && ItemRow.nameCount(of: moving.itemID, db) == 1 else {
+            return try removeName(existing, db, now: now)
         }
+        let keptID = existing.itemID
+        existing.itemID = .random()
+        existing.deleted = true
+        existing.dirtyFlags = []
+        try existing.update(db)
+        moving.itemID = keptID
+        moving.baseSeq = existing.baseSeq
+        moving.blockList = existing.blockList
+        moving.dirtyFlags.insert(.content)
+        return .item(existing.inode)
     }
 
     // MARK: Symlinks

@@ -11,21 +11,26 @@ extension FileSystemCore {
     public func childStates(_ folder: Inode, names: [String]? = nil) throws(FileSystemError) -> [ItemStateSummary] {
         let parent = try row(folder)
         guard parent.itemKind == .directory else { throw FileSystemError(.notDirectory, "not a folder") }
-        let (rows, asked, folderPins) = try read { db -> ([ItemRow], Int, [PinState]) in
+        let (rows, items, asked, folderPins) = try read { db -> ([ItemRow], [ItemRow], Int, [PinState]) in
             let pinned = try ItemRow.pinStates(from: folder, db)
-            guard let names else { return (try Self.allChildren(of: folder, db), Int.max, pinned) }
+            // A link shows the state of the item it names.
+            func items(_ rows: [ItemRow]) throws -> [ItemRow] { try rows.map { try ItemRow.resolved($0, db) ?? $0 } }
+            guard let names else {
+                let rows = try Self.allChildren(of: folder, db)
+                return (rows, try items(rows), Int.max, pinned)
+            }
             let asked = try Set(names).compactMap { try ItemRow.child(of: folder, named: ByteString(Array($0.utf8)), db) }
             // Their conflict copies, and the originals of copies among them, decide the marks.
             let copies = try ItemRow.conflictCopyCandidates(in: folder, db)
             let originals = try copies.flatMap { ItemName.conflictOriginals(of: $0.itemName) }.compactMap { try ItemRow.child(of: folder, named: $0, db) }
             var seen = Set<Inode>()
             let rows = (asked + copies + originals).filter { seen.insert($0.inode).inserted }
-            return (rows, asked.count, pinned)
+            return (rows, try items(rows), asked.count, pinned)
         }
         let (originals, copies) = Self.conflictPairs(rows.map(\.itemName))
         return rows.indices.prefix(asked).compactMap { index -> ItemStateSummary? in
-            let row = rows[index]
-            guard let name = String(validating: row.itemName.bytes, as: UTF8.self) else { return nil }
+            let row = items[index]
+            guard let name = String(validating: rows[index].itemName.bytes, as: UTF8.self) else { return nil }
             let transfer = downloads.transfers.transfer(row.inode)
             return ItemStateSummary(
                 name: name, state: state(of: row, transfer: transfer), pinned: row.pinned ?? row.inheritedPin(from: folderPins),

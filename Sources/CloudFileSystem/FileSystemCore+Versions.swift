@@ -21,7 +21,7 @@ extension FileSystemCore {
         for part in path.split(separator: UInt8(ascii: "/")) {
             let name = ByteString(Array(part))
             let parent = ino
-            guard let child = try read({ db in try ItemRow.child(of: parent, named: name, db) }) else {
+            guard let child = try read({ db in try ItemRow.resolvedChild(of: parent, named: name, db) }) else {
                 throw FileSystemError(.notFound, "\(ByteString(path)) does not exist")
             }
             ino = child.inode

@@ -176,6 +176,10 @@ public final class FileSystemCore: Sendable {
     // MARK: Attributes
 
     public func attributes(of row: ItemRow) throws(FileSystemError) -> ItemAttributes {
+        if row.isLink {
+            guard let item = try readUnisolated({ db in try ItemRow.resolved(row, db) }) else { throw FileSystemError(.notFound, "a link to an item gone") }
+            return try attributes(of: item)
+        }
         var size = row.size
         var mtime = row.mtime
         var blocks: Int64 = 0
@@ -198,6 +202,11 @@ public final class FileSystemCore: Sendable {
             size = Int64(row.symlinkTarget?.bytes.count ?? 0)
         case .fifo, .socket, .characterDevice, .blockDevice:
             size = 0
+        case .link:
+            break
+        }
+        if row.itemKind != .directory && !row.deleted {
+            nlink = UInt32(try readUnisolated { db in try ItemRow.nameCount(of: row.itemID, db) })
         }
         if row.deleted { nlink = 0 }
         return ItemAttributes(
@@ -222,7 +231,7 @@ public final class FileSystemCore: Sendable {
         return try withLeases([(parent, .shared)], "lookup") { () throws(FileSystemError) in
             let child = try readUnisolated { db -> ItemRow? in
                 _ = try Self.liveDirectory(parent, db)
-                return try ItemRow.child(of: parent, named: ByteString(name), db)
+                return try ItemRow.resolvedChild(of: parent, named: ByteString(name), db)
             }
             guard let child else { throw FileSystemError(.notFound) }
             let attributes = try attributes(of: child)

@@ -66,6 +66,8 @@ public final class FuseAdapter: FuseOperations {
         case .socket: UInt32(S_IFSOCK)
         case .characterDevice: UInt32(S_IFCHR)
         case .blockDevice: UInt32(S_IFBLK)
+        // Never: a name resolves to its item before its attributes are taken.
+        case .link: UInt32(S_IFREG)
         }
         func time(_ ns: Int64) -> FuseTimespec {
             var seconds = ns / 1_000_000_000
@@ -225,8 +227,11 @@ public final class FuseAdapter: FuseOperations {
     }
 
     public func link(_ request: FuseRequest, ino: Inode, newParent: Inode, newName: [UInt8]) {
-        // Hard links have no meaning across devices: one name per item.
-        request.reply(error: EPERM)
+        do {
+            request.reply(entry: entry(try core.link(ino, newParent: newParent, newName: newName)))
+        } catch {
+            fail(request, error, "link")
+        }
     }
 
     // MARK: Files

@@ -4,17 +4,20 @@ import Foundation
 /// every device reads it before anything else and refuses formats it does not know.
 public struct ContainerInfo: Hashable, Sendable, Codable {
     /// What a new container gets, and the newest format this version reads and writes.
-    public static let currentFormat = 2
-    /// `UBIQFS_FORMAT=1` in the daemon's environment: a device that reads and creates
-    /// format 1 only, as the previous release did (tests make old containers and old
-    /// devices with it; nobody else needs it).
-    public static var formatOneOnly: Bool {
-        ProcessInfo.processInfo.environment["UBIQFS_FORMAT"] == "1"
+    public static let currentFormat = 3
+    /// The newest format this process reads and writes: `currentFormat`, or less as
+    /// `UBIQFS_FORMAT=1` or `2` in the daemon's environment says, a device of an earlier
+    /// release (tests make old containers and old devices with it; nobody else needs it).
+    public static var newestFormat: Int {
+        guard let value = ProcessInfo.processInfo.environment["UBIQFS_FORMAT"].flatMap(Int.init), (1..<currentFormat).contains(value) else {
+            return currentFormat
+        }
+        return value
     }
 
-    /// The formats a device reads: format 1 always, format 2 unless it is format-1 only.
-    public static func readableFormats(formatTwo: Bool) -> ClosedRange<Int> {
-        1 ... (formatTwo ? 2 : 1)
+    /// The formats a device whose newest is `newest` reads: every one up to it.
+    public static func readableFormats(newest: Int) -> ClosedRange<Int> {
+        1 ... max(1, min(newest, currentFormat))
     }
 
     public static let defaultBlockSize: Int64 = 4 * 1024 * 1024

@@ -2,7 +2,8 @@
 /// a mode and, for devices, a device number): programs such as tar, rsync and git
 /// expect to create them, and other devices get them like any item. They are only
 /// names there: the kernel serves a FIFO or socket on each machine, and the mount is
-/// `nodev`, so a device node never opens a device. Hard links are not items.
+/// `nodev`, so a device node never opens a device. A hard link (format 3) is an item of
+/// its own, `link`: one more name of an item that is not a folder (`ItemSnapshot.of`).
 public enum ItemKind: String, Sendable, Codable, Hashable {
     case file
     case directory
@@ -11,12 +12,15 @@ public enum ItemKind: String, Sendable, Codable, Hashable {
     case socket
     case characterDevice
     case blockDevice
+    /// Another name of an item (a hard link): no attributes of its own, never given to
+    /// the kernel; the item it names answers for it.
+    case link
 
     /// FIFOs, sockets and device nodes: metadata only, never content.
     public var isSpecial: Bool {
         switch self {
         case .fifo, .socket, .characterDevice, .blockDevice: true
-        case .file, .directory, .symlink: false
+        case .file, .directory, .symlink, .link: false
         }
     }
 

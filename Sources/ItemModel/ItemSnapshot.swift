@@ -31,11 +31,20 @@ public struct ItemSnapshot: Hashable, Sendable, Codable {
     }
     /// The device number of a character or block device (Linux `dev_t`).
     public var rdev: UInt64?
+    /// A link's item: the one it is another name of (format 3).
+    public var of: ItemID?
+    /// Files: pictures of this content (format 3), each of another size.
+    public var thumbnails: [Thumbnail]?
+
+    /// Every blob the item names: its content and its thumbnails (what collection keeps).
+    public var namedBlocks: [BlockReference] {
+        (blocks ?? []) + (thumbnails ?? []).flatMap(\.blocks)
+    }
 
     public init(
         id: ItemID, parent: ItemID, name: ByteString, kind: ItemKind, mode: UInt32, mtime: Int64,
         size: Int64, blocks: [BlockReference]? = nil, target: ByteString? = nil, xattrs: [String: Data]? = nil,
-        rdev: UInt64? = nil
+        rdev: UInt64? = nil, of: ItemID? = nil
     ) {
         self.id = id
         self.parent = parent
@@ -48,5 +57,11 @@ public struct ItemSnapshot: Hashable, Sendable, Codable {
         self.target = target
         self.xattrs = xattrs
         self.rdev = rdev
+        self.of = of
+    }
+
+    /// A link: another name of `item`, with no attributes of its own (writers send zeros).
+    public static func link(id: ItemID, parent: ItemID, name: ByteString, of item: ItemID) -> ItemSnapshot {
+        ItemSnapshot(id: id, parent: parent, name: name, kind: .link, mode: 0, mtime: 0, size: 0, of: item)
     }
 }

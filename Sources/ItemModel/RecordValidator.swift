@@ -11,7 +11,7 @@ public enum RecordValidator {
     public static let mtimes: ClosedRange<Int64> = (Int64.min / 2)...(Int64.max / 2)
 
     /// `formats`: what this device reads (`ContainerInfo.readableFormats`).
-    public static func validate(_ record: JournalRecord, formats: ClosedRange<Int> = ContainerInfo.readableFormats(formatTwo: true)) throws(RecordError) {
+    public static func validate(_ record: JournalRecord, formats: ClosedRange<Int> = ContainerInfo.readableFormats(newest: ContainerInfo.currentFormat)) throws(RecordError) {
         guard formats.contains(record.format) else {
             throw RecordError(code: .unsupportedFormat, message: "journal record format \(record.format) is not supported (this ubiqfs reads format \(formats.upperBound)); upgrade ubiqfs")
         }
@@ -43,6 +43,7 @@ public enum RecordValidator {
             guard total == item.size else { throw refuse("block lengths do not add up to the size") }
             item.blocks = blocks
             item.target = nil
+            item.thumbnails = kept(item.thumbnails)
         case .directory:
             item.blocks = nil
             item.target = nil
@@ -57,10 +58,25 @@ public enum RecordValidator {
             item.blocks = nil
             item.target = nil
             item.size = 0
+        case .link:
+            guard let of = item.of, of.isWellFormed, of != .root, of != item.id else { throw refuse("link to a malformed id") }
+            // A name only: what it names has the attributes.
+            return .link(id: item.id, parent: item.parent, name: item.name, of: of)
         }
+        item.of = nil
+        if item.kind != .file { item.thumbnails = nil }
         if !item.kind.isDevice { item.rdev = nil }
         if let xattrs = item.xattrs { item.xattrs = kept(xattrs) }
         return item
+    }
+
+    /// The thumbnails a reader keeps: acceptable ones, the first of each size, at most
+    /// `Thumbnail.maxCount`; the others are dropped silently (the item is not refused).
+    static func kept(_ thumbnails: [Thumbnail]?) -> [Thumbnail]? {
+        guard let thumbnails else { return nil }
+        var sizes: Set<Int> = []
+        let kept = thumbnails.filter { $0.isAcceptable && sizes.insert($0.size).inserted }.prefix(Thumbnail.maxCount)
+        return kept.isEmpty ? nil : Array(kept)
     }
 
     /// The root's attributes as they may be applied: the same rules as a folder's.

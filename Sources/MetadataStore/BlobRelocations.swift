@@ -58,12 +58,19 @@ public enum BlobRelocations {
     }
 
     private static func relocated(_ item: ItemSnapshot, _ table: [String: BlobMove]) -> ItemSnapshot? {
-        guard let blocks = item.blocks else { return nil }
-        let moved = blocks.relocated(by: table)
-        guard moved.changed else { return nil }
         var item = item
-        item.blocks = moved.blocks
-        return item
+        var changed = false
+        if let blocks = item.blocks {
+            let moved = blocks.relocated(by: table)
+            item.blocks = moved.blocks
+            changed = moved.changed
+        }
+        for index in (item.thumbnails ?? []).indices {
+            let moved = item.thumbnails![index].blocks.relocated(by: table)
+            item.thumbnails![index].blocks = moved.blocks
+            changed = changed || moved.changed
+        }
+        return changed ? item : nil
     }
 
     /// Decodes each row of `table` whose `column` mentions `pack`, and writes back what

@@ -155,7 +155,8 @@ extension ItemRow {
         for top in tops {
             guard let row = try find(ino: top, db), !row.deleted else { continue }
             let items = row.itemKind == .directory ? try descendants(of: top, db) : [row]
-            for item in items where item.itemKind == .file && item.contentState != .local {
+            // A link in the folder stands for its item, wherever that item's own name is.
+            for item in try items.compactMap({ try resolved($0, db) }) where item.itemKind == .file && item.contentState != .local {
                 if try isPinned(item.inode, db) { found.append(item.inode) }
             }
         }

@@ -39,6 +39,8 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
     public var pinned: Bool?
     /// A device node's device number (bit pattern of `dev_t`).
     public var rdev: Int64?
+    /// A link's item (`ItemKind.link`): the id of the item it is another name of.
+    var linkTo: String?
 
     enum StoredColumns {
         static let ino = Column(CodingKeys.ino)
@@ -76,13 +78,14 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
         self.changeGen = 0
         self.pinned = nil
         self.rdev = nil
+        self.linkTo = nil
     }
 
     /// Every column as stored (`ItemRowColumns`).
     init(
         ino: Inode, id: String, parent: Inode?, name: Data, kind: String, mode: Int64, uid: Int64, gid: Int64,
         size: Int64, mtime: Int64, ctime: Int64, atime: Int64, target: Data?, blocks: Data?, content: Int,
-        baseSeq: Int64, dirty: Int, deleted: Bool, changeGen: Int64, pinned: Bool?, rdev: Int64?
+        baseSeq: Int64, dirty: Int, deleted: Bool, changeGen: Int64, pinned: Bool?, rdev: Int64?, linkTo: String?
     ) {
         self.ino = ino
         self.id = id
@@ -105,6 +108,7 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
         self.changeGen = changeGen
         self.pinned = pinned
         self.rdev = rdev
+        self.linkTo = linkTo
     }
 
     /// Decoded by hand: GRDB's Codable decoder looked each column up by key and was a fifth
@@ -131,6 +135,7 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
         changeGen = row["changeGen"]
         pinned = row["pinned"]
         rdev = row["rdev"]
+        linkTo = row["linkTo"]
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) {
@@ -142,12 +147,12 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
 
     /// The stored columns after `ino`, in the order of `writtenValues`; `ItemRowColumns`
     /// reads `ino` and then these.
-    static let columns = "id, parent, name, kind, mode, uid, gid, size, mtime, ctime, atime, target, blocks, content, baseSeq, dirty, deleted, changeGen, pinned, rdev"
-    private static let insertSQL = "INSERT INTO item (ino, \(columns)) VALUES (\(Array(repeating: "?", count: 21).joined(separator: ", ")))"
+    static let columns = "id, parent, name, kind, mode, uid, gid, size, mtime, ctime, atime, target, blocks, content, baseSeq, dirty, deleted, changeGen, pinned, rdev, linkTo"
+    private static let insertSQL = "INSERT INTO item (ino, \(columns)) VALUES (\(Array(repeating: "?", count: 22).joined(separator: ", ")))"
     private static let updateSQL = "UPDATE item SET \(columns.split(separator: ", ").map { "\($0) = ?" }.joined(separator: ", ")) WHERE ino = ?"
 
     private var writtenValues: [(any DatabaseValueConvertible)?] {
-        [id, parent, name, kind, mode, uid, gid, size, mtime, ctime, atime, target, blocks, content, baseSeq, dirty, deleted, changeGen, pinned, rdev]
+        [id, parent, name, kind, mode, uid, gid, size, mtime, ctime, atime, target, blocks, content, baseSeq, dirty, deleted, changeGen, pinned, rdev, linkTo]
     }
 
     /// Inserts the row; without an `ino` (NULL for SQLite) it gets the next one.
@@ -188,6 +193,11 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
     public var dirtyFlags: DirtyFlags {
         get { DirtyFlags(rawValue: dirty) }
         set { dirty = newValue.rawValue }
+    }
+    /// A link's item: the one it is another name of; nil for every other kind.
+    public var linkedItem: ItemID? {
+        get { linkTo.map(ItemID.init) }
+        set { linkTo = newValue?.rawValue }
     }
     public var symlinkTarget: ByteString? {
         get { target.map { ByteString(Array($0)) } }
@@ -288,10 +298,13 @@ extension ItemRow {
 
     /// The effective pin state: the item's own explicit state, else the nearest one above it
     /// that reaches it (`PinState.reaches`).
+    /// An item with several names is pinned by a pinned folder above any of them.
     public static func isPinned(_ ino: Inode, _ db: Database) throws -> Bool {
         guard let row = try find(ino: ino, db) else { return false }
         if let pinned = row.pinned { return pinned }
-        return try row.inheritedPin(from: pinStates(from: row.parent, db))
+        if try row.inheritedPin(from: pinStates(from: row.parent, db)) { return true }
+        guard row.itemKind != .directory, !row.isLink else { return false }
+        return try links(to: row.itemID, db).contains { link in try link.inheritedPin(from: pinStates(from: link.parent, db)) }
     }
 
     /// The pin the item inherits from `states` (those of the folders above it, nearest first).

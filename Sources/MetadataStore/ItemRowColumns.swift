@@ -29,7 +29,8 @@ struct ItemRowColumns: DatabaseValueConvertible, StatementColumnConvertible {
         row = ItemRow(
             ino: ino, id: id, parent: optional(2), name: name, kind: kind, mode: mode, uid: uid, gid: gid, size: size,
             mtime: mtime, ctime: ctime, atime: atime, target: optional(12), blocks: optional(13), content: content,
-            baseSeq: baseSeq, dirty: dirty, deleted: deleted, changeGen: changeGen, pinned: optional(19), rdev: optional(20)
+            baseSeq: baseSeq, dirty: dirty, deleted: deleted, changeGen: changeGen, pinned: optional(19), rdev: optional(20),
+            linkTo: optional(21)
         )
     }
 

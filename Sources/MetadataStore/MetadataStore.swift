@@ -183,6 +183,12 @@ public final class MetadataStore: Sendable {
             // marked and never pushed, pending for ever.
             try db.execute(sql: "UPDATE item SET dirty = 0 WHERE ino = ?", arguments: [Inode.root])
         }
+        migrator.registerMigration("v14: hard links") { db in
+            // A link row names another item by id (`ItemRow+Links`); the index finds an
+            // item's names, whose count is its st_nlink.
+            try db.alter(table: "item") { t in t.add(column: "linkTo", .text) }
+            try db.execute(sql: "CREATE INDEX item_links ON item(linkTo) WHERE linkTo IS NOT NULL AND deleted = 0")
+        }
         return migrator
     }
 

@@ -42,10 +42,10 @@ struct Collector {
                     mark[keyPath: owner][key, default: 0] += block.length
                 }
             }
-            for item in try BaseSnapshots.all(db) { add(item.blocks ?? [], to: \.live) }
-            for case .upsert(let item) in held { add(item.blocks ?? [], to: \.live) }
+            for item in try BaseSnapshots.all(db) { add(item.namedBlocks, to: \.live) }
+            for case .upsert(let item) in held { add(item.namedBlocks, to: \.live) }
             for entry in try TrashEntries.all(db) {
-                for item in entry.items { add(item.blocks ?? [], to: \.trash) }
+                for item in entry.items { add(item.namedBlocks, to: \.trash) }
             }
             for blocks in try FileVersions.allBlocks(db) { add(blocks, to: \.history) }
             return mark
@@ -81,7 +81,7 @@ struct Collector {
             // all the same, so a blob it might name is never deleted on its account.
             if let record = try? RecordCodec.decode(JournalRecord.self, from: bytes) {
                 for case .upsert(let item) in record.ops {
-                    keys.formUnion((item.blocks ?? []).compactMap(ContainerLayout.objectKey(of:)))
+                    keys.formUnion(item.namedBlocks.compactMap(ContainerLayout.objectKey(of:)))
                 }
                 for move in record.relocate ?? [] { keys.insert(ContainerLayout.packKey(move.pack)) }
             } else {

@@ -13,7 +13,7 @@ extension ContainerBootstrap {
         _ store: any ContainerStore, format: Int, unlock: ContainerUnlock
     ) async throws(SyncError) -> (ContainerInfo, [UInt8]) {
         guard format >= 2 else {
-            throw SyncError(code: .invalid, message: "encryption needs format 2, which this device does not write (UBIQFS_FORMAT=1)")
+            throw SyncError(code: .invalid, message: "encryption needs format 2 or later, which this device does not write (UBIQFS_FORMAT=1)")
         }
         guard let passphrase = unlock.passphrase else {
             throw SyncError(code: .invalid, message: "--encrypt needs a passphrase: --passphrase-file FILE, UBIQFS_PASSPHRASE_FILE, or a terminal to ask on")

@@ -12,9 +12,9 @@ import MetadataStore
 public enum ContainerBootstrap {
     public static func open(
         store: any ContainerStore, metadata: MetadataStore, deviceName: String, timeout: Duration = .seconds(60),
-        formatTwo: Bool = true, upgrade: Bool = true, unlock: ContainerUnlock = ContainerUnlock()
+        newestFormat: Int = ContainerInfo.currentFormat, upgrade: Bool = true, unlock: ContainerUnlock = ContainerUnlock()
     ) async throws(SyncError) -> (ContainerInfo, DeviceIdentity, ContainerCipher?) {
-        let formats = ContainerInfo.readableFormats(formatTwo: formatTwo)
+        let formats = ContainerInfo.readableFormats(newest: newestFormat)
         let info: ContainerInfo
         var created: [UInt8]?
         var reached = true
@@ -53,8 +53,8 @@ public enum ContainerBootstrap {
                 throw SyncError(code: .container, message: "this state dir belongs to another container (\(boundID)); use another --state-dir")
             }
             let identity = DeviceIdentity(id: deviceID, name: deviceName)
-            guard upgrade, reached, info.format == 1, formats.upperBound == 2 else { return (info, identity, cipher) }
-            return (try await upgradeToFormatTwo(info, store, metadata, timeout: timeout), identity, cipher)
+            guard upgrade, reached, info.format < formats.upperBound else { return (info, identity, cipher) }
+            return (try await upgradeInPlace(info, to: formats.upperBound, cipher: cipher, store, metadata, timeout: timeout), identity, cipher)
         } catch let error as SyncError {
             throw error
         } catch {
@@ -62,22 +62,29 @@ public enum ContainerBootstrap {
         }
     }
 
-    /// Format 1 to 2 in place: every record, checkpoint and block of format 1 is also one
-    /// of format 2, so only `container.json` changes, and this device's next record says
-    /// `"format": 2` (a settings record that changes nothing, if nothing else is pending).
-    /// Devices of this version that see that record write format 2 from then on; older
-    /// ones stop at it with a clear line, their local changes kept.
-    private static func upgradeToFormatTwo(
-        _ old: ContainerInfo, _ store: any ContainerStore, _ metadata: MetadataStore, timeout: Duration
+    /// An older format to `format` in place: every record, checkpoint and object of an older
+    /// format is also one of the newer (each adds only what older ones never wrote), so only
+    /// `container.json` changes, and this device's next record says the new format (a
+    /// settings record that changes nothing, if nothing else is pending). Devices of this
+    /// version that see that record write the new format from then on; older ones stop at
+    /// it with a clear line, their local changes kept.
+    private static func upgradeInPlace(
+        _ old: ContainerInfo, to format: Int, cipher: ContainerCipher?, _ store: any ContainerStore, _ metadata: MetadataStore,
+        timeout: Duration
     ) async throws(SyncError) -> ContainerInfo {
         var upgraded = old
-        upgraded.format = 2
+        upgraded.format = format
+        // The check covers the format: only a holder of the key can upgrade the container.
+        if let cipher, upgraded.encryption != nil {
+            let check = cipher.check(of: upgraded)
+            upgraded.encryption?.check = check
+        }
         let info = upgraded
         do {
             let bytes = try RecordCodec.encode(info)
             try await StoreDeadline.run(timeout) { () throws(StoreError) in try await store.put(ContainerLayout.infoKey, bytes) }
         } catch {
-            throw SyncError.wrap(error, "cannot upgrade the container in \(store.displayName) to format 2")
+            throw SyncError.wrap(error, "cannot upgrade the container in \(store.displayName) to format \(format)")
         }
         do {
             try await metadata.write { db in
@@ -85,7 +92,7 @@ public enum ContainerBootstrap {
                 try ContainerSettings.makePending(SettingsChange(), db)
             }
         } catch {
-            throw SyncError(code: .metadata, message: "cannot record the upgrade to format 2", cause: error)
+            throw SyncError(code: .metadata, message: "cannot record the upgrade to format \(format)", cause: error)
         }
         return info
     }

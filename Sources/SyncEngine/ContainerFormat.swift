@@ -16,10 +16,19 @@ final class ContainerFormat: Sendable {
 
     /// Notes in the state database that record `seq`, of `format`, is applied or
     /// committed: the first of format 2 is where collection may begin (every device that
-    /// commits after it writes format 2 and follows its rules).
+    /// commits after it writes format 2 and follows its rules), and the newest format seen
+    /// is what this device writes from its next start, whatever `container.json` it finds.
     static func noteRecord(_ format: Int, seq: UInt64, _ db: Database) throws {
-        guard format >= 2, try MetadataStore.setting(SettingKey.formatTwoFrom, db) == nil else { return }
-        try MetadataStore.setSetting(SettingKey.formatTwoFrom, String(seq), db)
+        if format >= 2, try MetadataStore.setting(SettingKey.formatTwoFrom, db) == nil {
+            try MetadataStore.setSetting(SettingKey.formatTwoFrom, String(seq), db)
+        }
+        if format > (try seen(db)) { try MetadataStore.setSetting(SettingKey.formatSeen, String(format), db) }
+    }
+
+    /// The newest format of a record this device applied or committed (1 if none).
+    static func seen(_ db: Database) throws -> Int {
+        if let value = try MetadataStore.setting(SettingKey.formatSeen, db).flatMap(Int.init) { return value }
+        return try MetadataStore.setting(SettingKey.formatTwoFrom, db) == nil ? 1 : 2
     }
 
     /// Whether `format` is newer than the current one (which it then becomes).

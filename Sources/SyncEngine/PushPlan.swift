@@ -4,9 +4,10 @@ import ItemModel
 import MetadataStore
 
 /// The journal operations for a set of dirty rows, in an order every device can apply:
-/// deletes of files first (so a new item may take a deleted one's name), then upserts
-/// with parents before children, then deletes of folders, deepest first (so whatever
-/// moved out of them moved first).
+/// deletes of files and links first (so a new item may take a deleted one's name), then
+/// upserts with parents before children, then upserts of links (their items are placed
+/// by then), then deletes of folders, deepest first (so whatever moved out of them moved
+/// first).
 struct PushPlan: Sendable {
     enum Change: Sendable {
         case upsert(ItemSnapshot)
@@ -87,6 +88,7 @@ struct PushPlan: Sendable {
         var settled: [Inode] = []
         var fileDeletes: [ItemRow] = []
         var upserts: [(Int, ItemRow)] = []
+        var links: [ItemRow] = []
         var folderDeletes: [(Int, ItemRow)] = []
         for row in rows {
             if row.deleted {
@@ -100,11 +102,15 @@ struct PushPlan: Sendable {
                 continue
             }
             guard let parentIno = row.parent, let parent = try node(parentIno), !parent.deleted else { continue }
-            upserts.append((try depth(row.inode), row))
+            if row.isLink {
+                links.append(row)
+            } else {
+                upserts.append((try depth(row.inode), row))
+            }
         }
         upserts.sort { $0.0 < $1.0 }
         folderDeletes.sort { $0.0 > $1.0 }
-        return (fileDeletes + upserts.map(\.1) + folderDeletes.map(\.1), settled)
+        return (fileDeletes + upserts.map(\.1) + links + folderDeletes.map(\.1), settled)
     }
 
     /// `chosen` and the dirty rows a device applying them needs in the same record, in
@@ -140,6 +146,8 @@ struct PushPlan: Sendable {
             }
             guard let parentIno = row.parent, let parent = try find(parentIno) else { continue }
             if parentIno != Inode.root { include(parent) }
+            // A link needs its item committed: a new one goes in the same record.
+            if let item = row.linkedItem { include(try ItemRow.find(id: item, db)) }
             guard row.dirtyFlags.contains(.metadata) else { continue }
             for holder in try BaseSnapshots.holders(of: row.itemName, in: parent.itemID, db) where holder != row.itemID {
                 include(try ItemRow.find(id: holder, db))
@@ -156,6 +164,7 @@ struct PushPlan: Sendable {
         var plan = PushPlan()
         plan.settled = settled
         var parentIDs: [Inode: ItemID] = [Inode.root: .root]
+        var placed: Set<ItemID> = []
         for row in chosen {
             let ino = row.inode
             if row.deleted {
@@ -168,6 +177,13 @@ struct PushPlan: Sendable {
                 parentIDs[parentIno] = parent.itemID
             }
             guard let parentID = parentIDs[parentIno] else { continue }
+            if row.isLink {
+                // Its item not committed and not in this record (being written): it waits too.
+                guard let item = row.linkedItem, try placed.contains(item) || BaseSnapshots.find(item, db) != nil else { continue }
+                let link = ItemSnapshot.link(id: row.itemID, parent: parentID, name: row.itemName, of: item)
+                plan.entries.append(Entry(ino: ino, change: .upsert(link), changeGen: row.changeGen, upload: nil))
+                continue
+            }
             let xattrs = try StoredXattrs.all(of: ino, db)
             var item = ItemSnapshot(
                 id: row.itemID, parent: parentID, name: row.itemName, kind: row.itemKind, mode: UInt32(row.mode),
@@ -189,19 +205,26 @@ struct PushPlan: Sendable {
                     item.blocks = base.blocks
                     item.size = base.size
                     item.mtime = base.mtime
+                    item.thumbnails = base.thumbnails
                     plan.entries.append(Entry(ino: ino, change: .upsert(item), changeGen: row.changeGen, upload: nil, nameOnly: true))
                     continue
                 } else {
                     item.blocks = row.blockList
                 }
+                // Pictures of the committed content stay with it through renames and chmods.
+                if let base = try BaseSnapshots.find(row.itemID, db), let thumbnails = base.thumbnails,
+                   (item.blocks ?? []).sameContent(as: base.blocks ?? []) {
+                    item.thumbnails = thumbnails
+                }
             case .directory:
                 item.size = 0
             case .symlink:
                 item.size = Int64(row.symlinkTarget?.bytes.count ?? 0)
-            case .fifo, .socket, .characterDevice, .blockDevice:
+            case .fifo, .socket, .characterDevice, .blockDevice, .link:
                 item.size = 0
             }
             plan.entries.append(Entry(ino: ino, change: .upsert(item), changeGen: row.changeGen, upload: upload))
+            placed.insert(row.itemID)
         }
         return plan
     }

@@ -36,6 +36,8 @@ struct RecordApplier {
     /// Ids that an operation later in the current record places or deletes (a swap, a
     /// rename over an item the record also deletes): one of them in the way is not a clash.
     var comingLater: [ItemID: Int] = [:]
+    /// The ids the current record deletes.
+    var deletes: Set<ItemID> = []
     /// Items stepped aside to a private name for such an operation, with their name.
     var displaced: [Inode: (parent: Inode, name: ByteString)] = [:]
     /// The record's deletes, for the trash (unless `keepsTrash` is false).
@@ -71,7 +73,7 @@ struct RecordApplier {
         pending.append(PendingEvent(kind: kind, ino: ino, path: path, from: from, detail: detail))
     }
 
-    private func currentPath(_ ino: Inode) throws -> String? {
+    func currentPath(_ ino: Inode) throws -> String? {
         guard watched else { return nil }
         // A stepped-aside item is shown at the name it had.
         if let origin = displaced[ino], try ItemRow.find(ino: ino, db)?.itemName.bytes.first == 0 {
@@ -88,6 +90,9 @@ struct RecordApplier {
         comingLater = [:]
         displaced = [:]
         for operation in record.ops { comingLater[operation.itemID, default: 0] += 1 }
+        deletes = Set(record.ops.compactMap { operation in
+            if case .delete(let id) = operation { id } else { nil }
+        })
         for operation in record.ops {
             comingLater[operation.itemID]? -= 1
             if comingLater[operation.itemID] == 0 { comingLater[operation.itemID] = nil }
@@ -184,6 +189,7 @@ struct RecordApplier {
             outcome.refused.append("journal \(seq): \(item.name) refused: an item cannot change from \(existing.itemKind.rawValue) to \(item.kind.rawValue)")
             return
         }
+        if item.kind == .link, try !acceptsLink(item, existing: existing, seq: seq) { return }
         try BaseSnapshots.set(item, seq: seq, db)
         // A checkpoint does not say who committed each item, nor when: its mtime stands in.
         let fromCheckpoint = committer.time == 0
@@ -332,6 +338,7 @@ struct RecordApplier {
         try StoredXattrs.replace(row.inode, with: item.xattrs ?? [:], db)
         if item.kind == .file { outcome.placeholders.append(row.inode) }
         outcome.invalidations.append(.entry(parent: parent, name: item.name.bytes))
+        try invalidateNamedItem(of: row)
         note(.created, row.inode)
     }
 
@@ -343,6 +350,7 @@ struct RecordApplier {
         row.mtime = item.mtime
         row.symlinkTarget = item.target
         row.rdev = item.kind.isDevice ? item.rdev.map { Int64(bitPattern: $0) } ?? 0 : nil
+        row.linkedItem = item.kind == .link ? item.of : nil
         row.ctime = now
         if content || item.kind != .file {
             row.size = item.size
@@ -415,11 +423,12 @@ struct RecordApplier {
         // Deepest first, so a folder is decided after everything in it.
         var survivors: Set<Inode> = []
         for ino in subtree.reversed() {
-            guard var item = try ItemRow.find(ino: ino, db) else { continue }
+            // A link deleted with its item earlier in the loop is done.
+            guard var item = try ItemRow.find(ino: ino, db), !item.deleted else { continue }
             // A folder this device had deleted, brought back only for a change the deleting
             // device has now taken away with it: deleted on both sides, nothing to keep.
             let onlyBroughtBack = item.dirtyFlags.edited && outcome.resurrected[item.itemID] == item.changeGen
-            let keep = try (item.dirtyFlags.edited && !onlyBroughtBack) || ItemRow.hasChildren(ino, db)
+            let keep = try (item.dirtyFlags.edited && !onlyBroughtBack) || ItemRow.hasChildren(ino, db) || keptForItsNames(item)
             if keep {
                 // Edit wins over delete: the item stays and will be committed as new, if the
                 // delete took it. One moved in here is still where others have it (its base):
@@ -444,6 +453,8 @@ struct RecordApplier {
             if item.contentState != .placeholder { outcome.droppedContent.append(ino) }
             outcome.invalidations.append(.entry(parent: item.parent ?? Inode.root, name: item.itemName.bytes))
             outcome.invalidations.append(.inode(ino, data: false))
+            try invalidateNamedItem(of: item)
+            if item.itemKind != .directory && !item.isLink { try deleteLinks(to: item) }
         }
         if !survivors.isEmpty {
             let message = "\(row.itemName): deleted on another device but changed here; the changed items were kept"
@@ -511,7 +522,7 @@ struct RecordApplier {
     }
 
     /// Brings back a folder deleted here (and its deleted ancestors), to be committed as new.
-    private mutating func resurrect(_ folder: inout ItemRow) throws {
+    mutating func resurrect(_ folder: inout ItemRow) throws {
         // Deleted ancestors first, top down (iteratively: the chain comes from the store).
         var chain: [ItemRow] = []
         var next = folder.parent

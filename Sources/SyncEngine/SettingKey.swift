@@ -25,6 +25,8 @@ public enum SettingKey {
     /// The first record of format 2 this device applied or committed: a container
     /// upgraded in place may be collected only once every later writer knows it.
     public static let formatTwoFrom = "formatTwoFrom"
+    /// The newest format of a record applied or committed here (`ContainerFormat.seen`).
+    public static let formatSeen = "formatSeen"
     /// The SHA-256 of the last record applied or committed here, as stored: the next
     /// record names it (`JournalRecord.prev`), or the store is showing a fork.
     public static let lastRecordHash = "lastRecordHash"

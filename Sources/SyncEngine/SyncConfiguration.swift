@@ -59,11 +59,11 @@ public struct SyncConfiguration: Sendable {
     /// A read-only mount: other devices' changes are applied, nothing is ever pushed (a
     /// change left pending by an earlier read-write mount waits for the next one).
     public var readOnly = false
-    /// Format 2: read, used for a container this device creates, and a format-1 container
-    /// upgraded to it at a read-write mount. Off only as a device of the previous release
-    /// (`UBIQFS_FORMAT=1`, tests).
-    public var formatTwo = !ContainerInfo.formatOneOnly
-    var readableFormats: ClosedRange<Int> { ContainerInfo.readableFormats(formatTwo: formatTwo) }
+    /// The newest format this device reads: used for a container it creates, and an older
+    /// container is upgraded to it at a read-write mount. Lower only as a device of an
+    /// earlier release (`UBIQFS_FORMAT=1` or `2`, tests).
+    public var newestFormat = ContainerInfo.newestFormat
+    var readableFormats: ClosedRange<Int> { ContainerInfo.readableFormats(newest: newestFormat) }
 
     public init() {}
 }

@@ -194,6 +194,8 @@ extension SyncEngine {
                 queue.append(child.id)
             }
         }
+        // Links after every other item: each names an item placed before it.
+        ordered = ordered.filter { $0.kind != .link } + ordered.filter { $0.kind == .link }
         let known = Dictionary(base.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         let upserts = ordered.filter { known[$0.id] != $0 || held.contains($0.id) }.map { JournalOperation.upsert($0) }
         let gone = Set(base.map(\.id)).union(held).subtracting(reached)

@@ -38,6 +38,9 @@ public actor SyncEngine {
     let condemned: CondemnedObjects
     /// The format written and collected by (`info.format` until an upgrade is applied).
     nonisolated let format: ContainerFormat
+    /// Whether the container's format carries hard links (3 and later): before it is
+    /// upgraded, other devices could not read them.
+    public nonisolated var carriesLinks: Bool { format.current >= 3 }
     /// Content transfers in flight, per direction (`ubiqfs status`).
     public nonisolated let gates: TransferGates
     let logger: Logger
@@ -136,10 +139,10 @@ public actor SyncEngine {
         self.logger = logger
         calls = SyncCalls(store: store, metadata: metadata, timeout: configuration.storeTimeout, reachability: reachability)
         condemned = CondemnedObjects(grace: configuration.collectionGrace)
-        // A format-2 record applied before a restart counts, even if the container's
-        // info was not stored again (an upgrade met just before a crash).
-        let formatTwoSeen = (try? metadata.setting(SettingKey.formatTwoFrom)) ?? nil
-        format = ContainerFormat(max(info.format, formatTwoSeen == nil ? 1 : 2))
+        // A record of a newer format applied before a restart counts, even if the
+        // container's info was not stored again (an upgrade met just before a crash).
+        let formatSeen = (try? metadata.read { db in try ContainerFormat.seen(db) }) ?? 1
+        format = ContainerFormat(max(info.format, formatSeen))
         uploader = ContentUploader(
             calls: calls, info: info, format: format, cache: cache, coordinator: coordinator, activity: activity,
             transfers: transfers, gate: gates.upload, condemned: condemned

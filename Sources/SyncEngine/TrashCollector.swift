@@ -25,6 +25,8 @@ struct TrashCollector {
     /// nothing of them is in the store, so there is nothing to restore.
     mutating func note(deleting id: ItemID, _ db: Database) throws {
         guard noted[id] == nil, !held.contains(id), let snapshot = try BaseSnapshots.find(id, db) else { return }
+        // A link is a name, not an item: its item's entry is what the trash keeps.
+        guard snapshot.kind != .link else { return }
         let inside = try Self.subtree(of: id, db)
         noted[id] = Noted(snapshot: snapshot, held: inside)
         held.formUnion(inside.map(\.id))

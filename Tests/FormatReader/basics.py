@@ -16,10 +16,14 @@ MAX_OPS = 100_000                       # CF "Encoding": JournalRecord.maxOperat
 DEFAULT_RETENTION = 2_592_000           # CF "journal/<seq>", Settings: 30 days
 MAX_RETENTION = 3_155_760_000           # 36525 days
 INLINE_MAX = 1024                       # CF "Small files": inline content
+LINK = "link"                           # CF "Format 3", Links: another name of an item
 KNOWN_KINDS = {"file", "directory", "symlink", "fifo", "socket",
-               "characterDevice", "blockDevice"}
+               "characterDevice", "blockDevice", LINK}
 DEVICE_KINDS = {"characterDevice", "blockDevice"}
-READ_FORMATS = (1, 2)                   # formats this reader understands
+READ_FORMATS = (1, 2, 3)                # formats this reader understands
+THUMBNAIL_SIZES = (128, 256, 512, 1024)  # CF "Format 3", Thumbnails
+THUMBNAIL_MAX_BYTES = MIB               # a thumbnail's blocks, in all
+THUMBNAILS_MAX = 4
 SCHEME = "ubiqfs-aes256gcm-1"
 FROM_CHECKPOINT = "(from a checkpoint)"  # CF "File versions"
 

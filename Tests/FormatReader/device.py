@@ -34,6 +34,11 @@ class Device:
         # The root's mode, mtime and xattrs, once a record or checkpoint said them.
         self.root = None
         self.moved = {}            # (h, n, old pack) -> (pack, offset)
+        # CF "Format 3", Links: an item's further names, as shown and committed.
+        self.links = {}            # item id -> {link id: None}, as shown here
+        self.base_links = {}       # item id -> {link id: None}, committed
+        self.kept_now = set()      # ids a delete of this record left shown
+        self.link_deletes = []     # links a delete of this record took away
         self.warn = warn
 
     # -- the trees
@@ -75,17 +80,37 @@ class Device:
             queue.extend(fresh)
         return out
 
+    @staticmethod
+    def index_link(index, snap, add):
+        """Keep `index` (item id -> its links) in step with a link's snapshot."""
+        if snap is None or snap["kind"] != LINK:
+            return
+        if add:
+            index.setdefault(snap["of"], {})[snap["id"]] = None
+        else:
+            names = index.get(snap["of"], {})
+            names.pop(snap["id"], None)
+            if not names:
+                index.pop(snap["of"], None)
+
     def set_base(self, snap):
         old = self.base.get(snap["id"])
         if old is not None:
             self.base_kids[old["parent"]].pop(snap["id"], None)
+            self.index_link(self.base_links, old, False)
         self.base[snap["id"]] = snap
         self.base_kids.setdefault(snap["parent"], {})[snap["id"]] = None
+        self.index_link(self.base_links, snap, True)
 
     def drop_base(self, item_id):
         old = self.base.pop(item_id, None)
         if old is not None:
             self.base_kids[old["parent"]].pop(item_id, None)
+            self.index_link(self.base_links, old, False)
+
+    def links_of(self, item_id):
+        """The links shown here that name the item (its further names)."""
+        return list(self.links.get(item_id, {}))
 
     def free_name(self, parent, name):
         """CF "Conflicts": `name (2)`, or the next free number.  Black box:
@@ -109,6 +134,7 @@ class Device:
         old = self.items.get(snap["id"])
         if old is not None:
             del self.kids[old["parent"]][old["name"]]
+            self.index_link(self.links, old, False)
         holder = self.kids[snap["parent"]].get(snap["name"])
         if holder is not None and holder != snap["id"]:
             aside = dict(self.items[holder])
@@ -120,12 +146,14 @@ class Device:
             self.warn("%s steps aside as %r" % (holder, aside["name"]))
         self.items[snap["id"]] = snap
         self.kids[snap["parent"]][snap["name"]] = snap["id"]
+        self.index_link(self.links, snap, True)
         if snap["kind"] == "directory":
             self.kids.setdefault(snap["id"], {})
 
     def unshow(self, item_id):
         snap = self.items.pop(item_id)
         del self.kids[snap["parent"]][snap["name"]]
+        self.index_link(self.links, snap, False)
         self.kids.pop(item_id, None)
         self.dirty.discard(item_id)
         self.stepped.discard(item_id)
@@ -144,6 +172,16 @@ class Device:
         old = self.items.get(snap["id"])
         if old is not None and old["kind"] != snap["kind"]:
             raise Refused("upsert would change the kind of %s" % snap["id"])
+        if snap["kind"] == LINK:
+            # CF "Reading and validation", Link: `of` names no item on this
+            # device, a folder or a link; or another item than before.
+            named = self.items.get(snap["of"])
+            if named is None:
+                raise Refused("link %s names no item here (%s)" % (snap["id"], snap["of"]))
+            if named["kind"] in ("directory", LINK):
+                raise Refused("link %s names a %s" % (snap["id"], named["kind"]))
+            if old is not None and old["of"] != snap["of"]:
+                raise Refused("link %s would name another item" % snap["id"])
         parent = self.node(snap["parent"])
         if parent is None:
             raise Refused("parent %s does not exist" % snap["parent"])
@@ -168,8 +206,21 @@ class Device:
             raise Refused("delete of a malformed id or root")
         if item_id not in self.base:
             return                      # CF: delete of an unknown id
+        if self.base[item_id]["kind"] == LINK:
+            # CF "Format 3", Removing a name: that name only, and no entry
+            # of the trash.
+            self.drop_base(item_id)
+            if item_id in self.items:
+                shown = self.items[item_id]
+                self.unshow_deleted(item_id)
+                if item_id not in self.items:
+                    self.link_deletes.append(shown)
+            return
         above = self.chain(self.base, item_id)
         ids = self.base_subtree(item_id)
+        # GUESS: a folder's entry holds the links in it as it holds any item
+        # under it ("everything the committed tree still holds under it");
+        # the links of a deleted item elsewhere are in no entry.
         entries.append({
             "seq": ctx[0], "device": ctx[1], "time": ctx[2], "batch": ctx[3],
             "folder": [self.base[a]["name"] for a in reversed(above)],
@@ -177,28 +228,58 @@ class Device:
             "items": [self.base[i] for i in ids]})
         for gone in ids:
             self.drop_base(gone)
+        # CF "Format 3": deleting the item deletes every link that names it.
+        for gone in ids:
+            for link in list(self.base_links.get(gone, {})):
+                self.drop_base(link)
         if item_id in self.items:
             self.unshow_deleted(item_id)
 
     def unshow_deleted(self, item_id):
         """CF "Committing": a folder delete deletes the whole subtree except
         items with uncommitted changes, what is inside them, and the folders
-        that lead to them (kept, now uncommitted)."""
+        that lead to them (kept, now uncommitted).  CF "Format 3", Edits
+        against deletes: an item with a moved link here is kept too, and a
+        kept item keeps its links; the links of an item that goes, go."""
         shown = self.shown_subtree(item_id)
         keep = set()
         for i in shown:
-            if i in self.dirty:
+            if i in self.dirty or any(l in self.dirty for l in self.links_of(i)):
                 keep.update(self.shown_subtree(i))
                 keep.update(a for a in self.chain(self.items, i))
+        gone = set(i for i in shown if i not in keep)
+        elsewhere = []
+        for i in shown:
+            if i in gone:
+                for link in self.links_of(i):
+                    if link not in gone:
+                        gone.add(link)
+                        elsewhere.append(link)
+        for link in elsewhere:
+            self.drop_base(link)
+            self.unshow(link)
         for i in reversed(shown):
-            if i not in keep:
-                self.unshow(i)
-            else:
+            if i not in gone:
                 self.drop_base(i)
+                self.kept_now.add(i)
+            elif i in self.items:
+                self.unshow(i)
 
     def finish_record(self):
         """A name stepped aside and not moved by the record stays a local
-        rename (CF "Committing": "until the record's later operation")."""
+        rename (CF "Committing": "until the record's later operation").
+        CF "Format 3", Edits against deletes: an item kept against a delete
+        that took every name of it in this record keeps the links this
+        record deleted too; a link deleted while its item stays, goes."""
+        for snap in self.link_deletes:
+            parent = self.node(snap["parent"])
+            if (snap["of"] in self.kept_now and snap["of"] in self.items
+                    and snap["id"] not in self.items and parent is not None
+                    and parent["kind"] == "directory"):
+                self.show(dict(snap))
+                self.warn("link %s kept with its item %s" % (snap["id"], snap["of"]))
+        self.link_deletes = []
+        self.kept_now.clear()
         self.dirty |= self.stepped
         self.stepped.clear()
 
@@ -269,10 +350,10 @@ class Device:
     def relocate(self, moves):
         table = {(m["h"], m["n"], m["f"]): (m["p"], m["o"]) for m in moves}
         self.moved.update(table)
-        lists = [s.get("blocks", []) for s in self.items.values()]
-        lists += [s.get("blocks", []) for s in self.base.values()]
+        lists = [b for s in self.items.values() for b in block_lists(s)]
+        lists += [b for s in self.base.values() for b in block_lists(s)]
         lists += [row["blocks"] for rows in self.versions.values() for row in rows]
-        lists += [s.get("blocks", []) for e in self.trash for s in e["items"]]
+        lists += [b for e in self.trash for s in e["items"] for b in block_lists(s)]
         seen = set()
         for blocks in lists:
             for ref in blocks:

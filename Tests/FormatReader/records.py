@@ -68,7 +68,35 @@ def decode_item(obj):
         item["xattrs"] = decode_xattrs(obj["xattrs"])
     if has(obj, "rdev"):
         item["rdev"] = require(obj, "rdev", is_uint64, "item")
+    if has(obj, "of"):
+        # GUESS: `of` is a string field; another JSON type is a type error
+        # (the record does not decode), a string that is no id is refused.
+        item["of"] = require(obj, "of", lambda v: isinstance(v, str), "item")
+    if has(obj, "thumbnails"):
+        item["thumbnails"] = decode_thumbnails(obj["thumbnails"])
     return item
+
+
+def decode_thumbnails(value):
+    """CF "Format 3", Thumbnails: [{"size": int, "blocks": [ref, ...]}].
+    GUESS: JSON type errors make the record undecodable, as for any field
+    (a thumbnail's references are decoded as content references, `d` in
+    base64 included); a missing `size` or `blocks` is only an invalid
+    thumbnail (unknown size, no block), dropped in validate_thumbnails."""
+    if not isinstance(value, list):
+        raise Undecodable("thumbnails is not an array")
+    out = []
+    for thumb in value:
+        if not isinstance(thumb, dict):
+            raise Undecodable("a thumbnail is not an object")
+        entry = {"size": None, "blocks": None}
+        if has(thumb, "size"):
+            entry["size"] = require(thumb, "size", is_int, "thumbnail")
+        if has(thumb, "blocks"):
+            blocks = require(thumb, "blocks", lambda v: isinstance(v, list), "thumbnail")
+            entry["blocks"] = [decode_ref(ref) for ref in blocks]
+        out.append(entry)
+    return out
 
 
 # ---------------------------------------------------------------- validation
@@ -137,6 +165,43 @@ def filter_xattrs(xattrs):
     return kept
 
 
+def validate_thumbnails(thumbnails):
+    """CF "Reading and validation", Thumbnail (format 3): one of an unknown
+    size, with no block, a malformed reference or more than 1 MiB, a second
+    one of a size, more than 4: dropped silently; the item is applied.
+    GUESS: taken in array order, the first of a size is kept, and of the
+    thumbnails left the ones after the fourth are dropped (with one of each
+    of four sizes there cannot be more, so the rule never bites)."""
+    kept, sizes = [], set()
+    for thumb in thumbnails:
+        if thumb["size"] not in THUMBNAIL_SIZES or not thumb["blocks"]:
+            continue
+        try:
+            refs = [validate_ref(dict(ref)) for ref in thumb["blocks"]]
+        except Refused:
+            continue
+        if sum(ref["n"] for ref in refs) > THUMBNAIL_MAX_BYTES:
+            continue
+        if thumb["size"] in sizes or len(kept) >= THUMBNAILS_MAX:
+            continue
+        sizes.add(thumb["size"])
+        kept.append({"size": thumb["size"], "blocks": refs})
+    return kept
+
+
+def validate_link(item):
+    """CF "Reading and validation", Link (format 3): `of` missing,
+    malformed, `root` or the link's own id is refused; otherwise mode, mtime
+    and size are taken as 0 and every other field is dropped.  (The checks
+    of the item's place, size and mtime above come first, as for any kind.)"""
+    of = item.get("of")
+    if of is None or not valid_id(of) or of == item["id"]:
+        raise Refused("link %s: `of` missing, malformed, root or its own id"
+                      % item["id"])
+    return {"id": item["id"], "parent": item["parent"], "name": item["name"],
+            "kind": LINK, "mode": 0, "mtime": 0, "size": 0, "of": of}
+
+
 def validate_item(item):
     """The stateless rules of CF "Reading and validation": returns the
     snapshot as a reader keeps it, or raises Refused."""
@@ -153,12 +218,18 @@ def validate_item(item):
     # CF says "strictly between"; the black box keeps both ends: inclusive.
     if not MTIME_LOW <= item["mtime"] <= MTIME_HIGH:
         raise Refused("mtime out of range")
+    kind = item["kind"]
+    if kind == LINK:
+        return validate_link(item)
+    # `of` (links) is dropped on any other kind, `thumbnails` on any but files.
     snap = {"id": item["id"], "parent": item["parent"], "name": item["name"],
             "kind": item["kind"], "mode": item["mode"] & 0o1777,
             "mtime": item["mtime"], "size": item["size"]}
-    kind = item["kind"]
     if kind == "file":
         snap["blocks"] = validate_blocks(item.get("blocks", []), item["size"])
+        thumbnails = validate_thumbnails(item.get("thumbnails", []))
+        if thumbnails:
+            snap["thumbnails"] = thumbnails
     elif kind == "directory":
         snap["size"] = 0
     elif kind == "symlink":
@@ -182,6 +253,14 @@ def validate_item(item):
 def content_key(blocks):
     """Content is compared by the blocks' h and n, never their place (CF)."""
     return tuple((ref["h"], ref["n"]) for ref in blocks)
+
+
+def block_lists(snap):
+    """Every list of block references a snapshot names: its content and its
+    thumbnails' (CF "Format 3": `relocate` moves apply to both)."""
+    lists = [snap["blocks"]] if "blocks" in snap else []
+    lists += [thumb["blocks"] for thumb in snap.get("thumbnails", [])]
+    return lists
 
 
 # ---------------------------------------------------------------- records

@@ -81,7 +81,11 @@ enum DeviceManifest {
                 item["rdev"] = Int64(bitPattern: entry.attributes.rdev)
             case .fifo, .socket:
                 break
+            case .link:
+                throw ManifestError("a link's own row was listed at \(here)")
             }
+            // A file with several names: every name is listed, each with the count.
+            if entry.attributes.kind != .directory && entry.attributes.nlink > 1 { item["names"] = Int64(entry.attributes.nlink) }
             lines.items.append(canonical(item))
         }
     }

@@ -19,7 +19,7 @@ import Testing
     @Test func smallFilesShareOnePackAndLargeOnesKeepTheirBlocks() async throws {
         let store = TransferOverlapTests.FarStore()
         let a = try await TestDevice(store: store, name: "a", configuration: Self.formatTwo)
-        #expect(try RecordCodec.decode(ContainerInfo.self, from: try await store.base.get(ContainerLayout.infoKey)).format == 2)
+        #expect(try RecordCodec.decode(ContainerInfo.self, from: try await store.base.get(ContainerLayout.infoKey)).format == ContainerInfo.currentFormat)
         try a.mkdir("src")
         for index in 0..<200 { try await a.write("src/f\(index)", Self.content(index)) }
         var random = SplitMix64(seed: 99)
@@ -57,7 +57,7 @@ import Testing
     /// A device of the previous release (format 1 only, as `UBIQFS_FORMAT=1` makes one).
     static var formatOne: SyncConfiguration {
         var configuration = SyncConfiguration()
-        configuration.formatTwo = false
+        configuration.newestFormat = 1
         return configuration
     }
 
@@ -70,7 +70,7 @@ import Testing
             Issue.record("a format-2 container was mounted by a device of format 1")
         } catch let error as SyncError {
             #expect(error.code == .container)
-            #expect(error.message.contains("the container has format 2; this ubiqfs supports 1; upgrade ubiqfs"), "\(error)")
+            #expect(error.message.contains("the container has format \(ContainerInfo.currentFormat); this ubiqfs supports 1; upgrade ubiqfs"), "\(error)")
         }
     }
 

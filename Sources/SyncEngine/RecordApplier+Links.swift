@@ -1,0 +1,64 @@
+import GRDB
+import Inodes
+import ItemModel
+import MetadataStore
+
+/// Hard links at rebase: a link needs its item; an item deleted there goes with its every
+/// name, unless an edit here keeps it (then with every name).
+extension RecordApplier {
+    /// A link is applied only with its item here: a file-like item (not a folder, not a
+    /// link), the one the link named before. An item deleted here comes back (a new name
+    /// there is a change of it), if it was ever committed.
+    mutating func acceptsLink(_ item: ItemSnapshot, existing: ItemRow?, seq: UInt64) throws -> Bool {
+        func refuse(_ why: String) -> Bool {
+            outcome.refused.append("journal \(seq): link \(item.name) refused: \(why)")
+            return false
+        }
+        guard let id = item.of, var named = try ItemRow.find(id: id, db) else { return refuse("its item does not exist") }
+        guard named.itemKind != .directory, !named.isLink else { return refuse("it names a folder or a link") }
+        if let existing, existing.linkedItem != id { return refuse("a link cannot name another item") }
+        if named.deleted {
+            // Its content went with the delete here: it comes back as the committed version.
+            guard let base = try BaseSnapshots.find(id, db) else { return refuse("its item is gone") }
+            try resurrect(&named)
+            if named.itemKind == .file && named.contentState == .placeholder {
+                named.dirtyFlags.remove(.content)
+                named.blockList = base.blocks ?? []
+                named.size = base.size
+                try named.update(db)
+            }
+        }
+        return true
+    }
+
+    /// Whether an item the other device deleted stays for its names: a clean link whose
+    /// item was edited here and deleted by the same record (every name removed there), or
+    /// an item with a name added or moved here. The edit wins, with every name it has.
+    func keptForItsNames(_ row: ItemRow) throws -> Bool {
+        if row.isLink {
+            guard let item = try ItemRow.resolved(row, db), deletes.contains(item.itemID) else { return false }
+            return item.dirtyFlags.edited
+        }
+        guard row.itemKind != .directory else { return false }
+        return try ItemRow.links(to: row.itemID, db).contains { $0.dirtyFlags.edited }
+    }
+
+    /// An item deleted takes every name it has with it.
+    mutating func deleteLinks(to item: ItemRow) throws {
+        for var link in try ItemRow.links(to: item.itemID, db) {
+            let path = try currentPath(link.inode)
+            link.deleted = true
+            link.dirtyFlags = []
+            try link.update(db)
+            try BaseSnapshots.remove(link.itemID, db)
+            note(.deleted, link.inode, path: path)
+            outcome.invalidations.append(.entry(parent: link.parent ?? Inode.root, name: link.itemName.bytes))
+        }
+    }
+
+    /// A name added or removed changes its item's link count, which the kernel caches.
+    mutating func invalidateNamedItem(of row: ItemRow) throws {
+        guard row.isLink, let item = try ItemRow.resolved(row, db) else { return }
+        outcome.invalidations.append(.inode(item.inode, data: false))
+    }
+}

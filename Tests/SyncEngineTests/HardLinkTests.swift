@@ -1,0 +1,206 @@
+import CloudFileSystem
+import ContainerStore
+import DeviceFixture
+import Foundation
+import Inodes
+import ItemModel
+import MetadataStore
+import SyncEngine
+import Testing
+
+/// Hard links (format 3): a file with several names is one item on every device. Each
+/// rule of docs/SEMANTICS.md ("Hard links") and the format's ("Links") has a test here.
+@Suite struct HardLinkTests {
+    static func nlink(_ device: TestDevice, _ path: String) throws -> UInt32 {
+        try device.core.attributes(try #require(device.inode(path))).nlink
+    }
+
+    static func pending(_ device: TestDevice) async throws -> [ItemRow] {
+        try await device.metadata.read { db in try ItemRow.dirtyRows(db) }
+    }
+
+    @Test func namesShareOneItemAndTheItemGoesWithItsLastName() async throws {
+        let a = try await TestDevice(store: InMemoryStore(), name: "a")
+        try a.mkdir("d")
+        try await a.write("f.txt", "one")
+        let attributes = try a.link("f.txt", "d/g.txt")
+        #expect(attributes.nlink == 2)
+        #expect(a.inode("f.txt") == a.inode("d/g.txt"))
+        try await a.write("d/g.txt", "two")
+        #expect(try await a.read("f.txt") == "two")
+        // Folders cannot be linked; a taken name is taken.
+        #expect(throws: FileSystemError.self) { try a.link("d", "e") }
+        #expect(throws: FileSystemError.self) { try a.link("f.txt", "d/g.txt") }
+        // Its own name goes: the item lives on under the other.
+        let ino = a.inode("f.txt")
+        try a.remove("f.txt")
+        #expect(a.inode("f.txt") == nil)
+        #expect(a.inode("d/g.txt") == ino)
+        #expect(try Self.nlink(a, "d/g.txt") == 1)
+        #expect(try await a.read("d/g.txt") == "two")
+        try a.remove("d/g.txt")
+        #expect(try await a.tree() == ["d": "/"])
+        await a.shutdown()
+    }
+
+    @Test func renameOverOneOfItsOwnNamesDoesNothing() async throws {
+        let a = try await TestDevice(store: InMemoryStore(), name: "a")
+        try await a.write("a", "x")
+        try a.link("a", "b")
+        try a.rename("a", "b")
+        try a.rename("b", "a")
+        #expect(try await a.tree() == ["a": "x", "b": "x"])
+        // A rename over another file's name removes that name only.
+        try await a.write("c", "y")
+        try a.link("c", "c2")
+        try a.rename("a", "c")
+        #expect(try await a.tree() == ["b": "x", "c": "x", "c2": "y"])
+        #expect(try Self.nlink(a, "c2") == 1)
+        #expect(try Self.nlink(a, "b") == 2)
+        await a.shutdown()
+    }
+
+    /// A safe save (new file renamed over the original) keeps the original's identity,
+    /// but not over a file with other names: those keep the old content, as on ext4.
+    @Test func aSafeSaveOverALinkedFileLeavesTheOtherNameTheOldContent() async throws {
+        let a = try await TestDevice(store: InMemoryStore(), name: "a")
+        try await a.write("doc", "old")
+        try a.link("doc", "backup")
+        try await a.sync()
+        try await a.write("doc.tmp", "new")
+        try a.rename("doc.tmp", "doc")
+        #expect(try await a.tree() == ["doc": "new", "backup": "old"])
+        #expect(try Self.nlink(a, "backup") == 1)
+        await a.shutdown()
+    }
+
+    @Test func namesTravelAndShareOneDownload() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        try a.mkdir("x")
+        try a.mkdir("y")
+        try await a.write("x/f", "content")
+        try a.link("x/f", "y/g")
+        try a.link("x/f", "h")
+        try await a.sync()
+        #expect(try await Self.pending(a).isEmpty)
+        try await b.sync()
+        #expect(b.inode("x/f") == b.inode("y/g"))
+        #expect(b.inode("h") == b.inode("x/f"))
+        #expect(try Self.nlink(b, "h") == 3)
+        #expect(try await b.read("y/g") == "content")
+        #expect(try await b.tree() == a.tree())
+        // A name removed there goes here, the others stay; the item's own name too.
+        try a.remove("x/f")
+        try await a.sync()
+        try await b.sync()
+        #expect(try await b.tree() == ["x": "/", "y": "/", "y/g": "content", "h": "content"])
+        #expect(try Self.nlink(b, "h") == 2)
+        // A new device joins with the names.
+        let c = try await TestDevice(store: store, name: "c")
+        try await c.sync()
+        #expect(try await c.tree() == a.tree())
+        #expect(c.inode("h") == c.inode("y/g"))
+        for device in [a, b, c] { await device.shutdown() }
+    }
+
+    /// An edit through one name here and through another there is one conflict: one copy.
+    @Test func editsThroughTwoNamesOnTwoDevicesAreOneConflict() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        try await a.write("f.txt", "base")
+        try a.link("f.txt", "g.txt")
+        try await a.sync()
+        try await b.sync()
+        try await a.write("f.txt", "from a")
+        try await b.write("g.txt", "from b")
+        try await a.sync()
+        try await b.sync()
+        try await a.sync()
+        for device in [a, b] {
+            let tree = try await device.tree()
+            #expect(tree["f.txt"] == "from a")
+            #expect(tree["g.txt"] == "from a")
+            #expect(tree.count == 3, "one conflict copy: \(tree)")
+            #expect(tree.values.filter { $0 == "from b" }.count == 1)
+        }
+        #expect(try await a.tree() == b.tree())
+        for device in [a, b] { await device.shutdown() }
+    }
+
+    /// Every name removed there while the content was edited here: the edit stays, under
+    /// every name it had.
+    @Test func anEditKeepsEveryNameAgainstADeleteOfAllOfThem() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        try a.mkdir("d")
+        try await a.write("f", "base")
+        try a.link("f", "d/g")
+        try await a.sync()
+        try await b.sync()
+        try a.remove("f")
+        try a.remove("d/g")
+        try await a.sync()
+        try await b.write("d/g", "edited")
+        try await b.sync()
+        try await a.sync()
+        for device in [a, b] {
+            #expect(try await device.tree() == ["d": "/", "d/g": "edited", "f": "edited"])
+        }
+        // One name removed there while edited here is just that name gone.
+        try a.remove("f")
+        try await a.sync()
+        try await b.write("d/g", "again")
+        try await b.sync()
+        try await a.sync()
+        for device in [a, b] {
+            #expect(try await device.tree() == ["d": "/", "d/g": "again"])
+        }
+        for device in [a, b] { await device.shutdown() }
+    }
+
+    /// A name added here to a file deleted there keeps the file, with its names.
+    @Test func aNewNameKeepsAFileDeletedElsewhere() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        try await a.write("f", "keep me")
+        try await a.sync()
+        try await b.sync()
+        try a.remove("f")
+        try await a.sync()
+        try b.link("f", "g")
+        try await b.sync()
+        try await a.sync()
+        for device in [a, b] {
+            #expect(try await device.tree() == ["f": "keep me", "g": "keep me"])
+        }
+        #expect(try await Self.pending(a).isEmpty)
+        #expect(try await Self.pending(b).isEmpty)
+        for device in [a, b] { await device.shutdown() }
+    }
+
+    /// A link to a file still being written waits for its item's content, in one record
+    /// with it or after it: no device ever meets a link to an item it does not have.
+    @Test func aLinkToAFileNotYetCommittedWaitsForIt() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        let handle = try a.core.create(parent: Inode.root, name: Array("big".utf8), mode: 0o644, flags: O_WRONLY, caller: TestDevice.caller).1
+        _ = try Array("written".utf8).withUnsafeBytes { try a.core.write(handle: handle, data: $0, offset: 0) }
+        try a.link("big", "other")
+        try await a.sync()
+        try await b.sync()
+        #expect(await b.engine.status().errors.isEmpty)
+        #expect(b.inode("other") == nil || b.inode("other") == b.inode("big"))
+        a.core.release(handle: handle)
+        try await a.sync()
+        try await b.sync()
+        #expect(b.inode("other") == b.inode("big"))
+        #expect(await b.engine.status().errors.isEmpty)
+        for device in [a, b] { await device.shutdown() }
+    }
+}
