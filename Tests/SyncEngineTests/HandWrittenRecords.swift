@@ -29,8 +29,8 @@ struct HandWrittenRecords {
     }
 
     /// A record's usual members around `ops` (a JSON array).
-    static func record(ops: String, extra: String = "") -> String {
-        #""format":2,"device":"hand","deviceName":"hand","commit":"\#(ItemID.random().rawValue)","time":1800000000000000000,"ops":\#(ops)\#(extra)"#
+    static func record(ops: String, extra: String = "", format: Int = 2) -> String {
+        #""format":\#(format),"device":"hand","deviceName":"hand","commit":"\#(ItemID.random().rawValue)","time":1800000000000000000,"ops":\#(ops)\#(extra)"#
     }
 
     /// An upsert of a file whose content travels inline.
@@ -38,5 +38,10 @@ struct HandWrittenRecords {
         let bytes = Array(content.utf8)
         let block = #"{"h":"\#(ContentHasher.sha256Hex(bytes))","n":\#(bytes.count),"d":"\#(Data(bytes).base64EncodedString())"}"#
         return #"{"op":"upsert","item":{"id":"\#(id)","parent":"\#(parent)","name":"\#(name)","kind":"file","mode":\#(mode),"mtime":1700000000000000000,"size":\#(bytes.count),"blocks":[\#(block)]\#(extra)}}"#
+    }
+
+    /// An upsert of a link (format 3): `name` in `parent` for the item `of`.
+    static func link(id: String, parent: String, name: String, of item: String) -> String {
+        #"{"op":"upsert","item":{"id":"\#(id)","parent":"\#(parent)","name":"\#(name)","kind":"link","mode":0,"mtime":0,"size":0,"of":"\#(item)"}}"#
     }
 }

@@ -6,7 +6,7 @@ import ItemModel
 
 /// Random everyday changes for the clean-room reader's containers, from a seed: files of
 /// every size class (empty, inline, packed, several blocks), folders, renames and moves,
-/// deletes of files and whole folders, modes, times, xattrs and symlinks, on whichever
+/// deletes of files and whole folders, modes, times, xattrs, symlinks and hard links, on whichever
 /// device the seed says, with syncs between (so the devices also meet in conflicts).
 struct ReaderWorkload {
     var rng: SplitMix64
@@ -20,7 +20,7 @@ struct ReaderWorkload {
         let folders = [""] + tree.filter { $0.kind == .directory }.map(\.path)
         let files = tree.filter { $0.kind == .file }.map(\.path)
         let folder = rng.pick(folders) ?? ""
-        switch rng.below(11) {
+        switch rng.below(12) {
         case 0, 1:
             let name = "f\(counter)" + (rng.pick([".txt", ".bin", ".tar.gz", ""]) ?? "")
             try await device.write(Self.join(folder, name), content())
@@ -49,6 +49,8 @@ struct ReaderWorkload {
         case 9:
             let (parent, name) = try Self.place(device, Self.join(folder, "l\(counter)"))
             _ = try device.core.symlink(parent: parent, name: name, target: Array("../t/\(counter)".utf8), caller: TestDevice.caller)
+        case 10:
+            if let item = rng.pick(tree.filter { $0.kind != .directory }) { try device.link(item.path, Self.join(folder, "h\(counter)")) }
         default:
             try await device.sync()
         }
