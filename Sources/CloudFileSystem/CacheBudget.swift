@@ -62,6 +62,8 @@ public final class CacheBudget: Sendable {
                     lastPrefetch = .now
                     let downloads = core.downloads
                     Task { await downloads.prefetchPinned() }
+                    // Access times noted since, in one batch: a kill loses at most a minute of them.
+                    core.flushAccessTimes()
                 }
                 Thread.sleep(forTimeInterval: pause)
             }

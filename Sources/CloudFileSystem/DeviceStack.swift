@@ -25,7 +25,8 @@ public struct DeviceStack: Sendable {
     public static let keyFile = "container.key"
 
     public static func open(
-        store: any ContainerStore, stateDir: String, deviceName: String, configuration: SyncConfiguration, logger: Logger
+        store: any ContainerStore, stateDir: String, deviceName: String, configuration: SyncConfiguration, logger: Logger,
+        accessTimes: AccessTimes = AccessTimes()
     ) async throws -> DeviceStack {
         try StateRecovery.quarantineIfDamaged(stateDir: stateDir, logger: logger)
         let metadata = try MetadataStore(path: stateDir + "/state.db")
@@ -55,7 +56,7 @@ public struct DeviceStack: Sendable {
         let controlSocketPath = stateDir + "/control.sock"
         let core = FileSystemCore(
             metadata: metadata, cache: cache, coordinator: coordinator, handles: handles, sync: sync,
-            notifier: notifier, controlSocketPath: controlSocketPath, logger: logger
+            notifier: notifier, controlSocketPath: controlSocketPath, logger: logger, accessTimes: accessTimes
         )
         try StateRecovery.recoverPending(stateDir: stateDir, core: core, logger: logger)
         return DeviceStack(
@@ -71,6 +72,7 @@ public struct DeviceStack: Sendable {
         guard fd >= 0 else { throw SystemError(errno: errno, call: "open \(cache.directory)") }
         defer { close(fd) }
         guard syncfs(fd) == 0 else { throw SystemError(errno: errno, call: "syncfs \(cache.directory)") }
+        core.flushAccessTimes()
         try CleanStop.mark(metadata)
         cache.removeDurablyDeleted(metadata.isDurable)
     }

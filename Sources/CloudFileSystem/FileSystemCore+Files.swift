@@ -53,6 +53,7 @@ extension FileSystemCore {
             case .file: break
             }
             guard let opened = try openFile(row, flags: flags) else { return nil }
+            if flags & O_ACCMODE != O_WRONLY { noteAccess(row) }
             if flags & O_ACCMODE == O_RDONLY, row.size > 0, row.size <= FolderReadahead.smallFile, let parent = row.parent {
                 readAheadInFolder(parent, local: row.contentState == .local)
             }
@@ -441,6 +442,7 @@ extension FileSystemCore {
                 row.ctime = now
             }
             if let atime = changes.atime {
+                accessTimes.forget(ino)
                 switch atime {
                 case .now: row.atime = now
                 case .at(let value): row.atime = value

@@ -34,6 +34,8 @@ public final class FileSystemCore: Sendable {
     let writeOnlyDirect = Atomic<Bool>(false)
     /// Fetches ahead through a folder's small files opened one after another.
     let folderReadahead = FolderReadahead()
+    /// This device's access times, by the mount's rule (`relatime`).
+    let accessTimes: AccessTimes
 
     public func openWriteOnlyDirect(_ on: Bool) {
         writeOnlyDirect.store(on, ordering: .relaxed)
@@ -57,8 +59,10 @@ public final class FileSystemCore: Sendable {
 
     public init(
         metadata: MetadataStore, cache: ContentCache, coordinator: FileCoordinator, handles: HandleTable,
-        sync: SyncEngine, notifier: any InvalidationSink, controlSocketPath: String, logger: Logger
+        sync: SyncEngine, notifier: any InvalidationSink, controlSocketPath: String, logger: Logger,
+        accessTimes: AccessTimes = AccessTimes()
     ) {
+        self.accessTimes = accessTimes
         self.notifier = notifier
         self.metadata = metadata
         self.cache = cache
@@ -212,7 +216,7 @@ public final class FileSystemCore: Sendable {
         return ItemAttributes(
             ino: row.inode, kind: row.itemKind, permissions: UInt32(row.mode), nlink: nlink,
             uid: UInt32(row.uid), gid: UInt32(row.gid), size: size, blocks: blocks,
-            atime: row.atime, mtime: mtime, ctime: max(row.ctime, mtime),
+            atime: accessTimes.current(row.inode, stored: row.atime), mtime: mtime, ctime: max(row.ctime, mtime),
             rdev: row.itemKind.isDevice ? UInt64(bitPattern: row.rdev ?? 0) : 0
         )
     }
@@ -297,6 +301,33 @@ public final class FileSystemCore: Sendable {
         }
     }
 
+    // MARK: Access times
+
+    /// An open for reading or a listing from the start: the access time moves by the
+    /// mount's rule, and the kernel is told its cached one is stale.
+    func noteAccess(_ row: ItemRow) {
+        // A local file's own time is its cache file's, moved by every write.
+        let mtime = row.itemKind == .file && row.contentState == .local ? cache.status(row.inode)?.mtime ?? row.mtime : row.mtime
+        guard accessTimes.access(
+            row.inode, atime: row.atime, mtime: mtime, ctime: max(row.ctime, mtime), folder: row.itemKind == .directory, now: Timestamp.now()
+        ) else { return }
+        notifier.invalidate([.inode(row.inode, data: false)])
+        if accessTimes.isFull { flushAccessTimes() }
+    }
+
+    /// Writes the access times noted since the last batch (at a clean stop, every minute,
+    /// and when a batch is full); kept for the next try if the write fails.
+    public func flushAccessTimes() {
+        let times = accessTimes.take()
+        guard !times.isEmpty else { return }
+        do {
+            try write { db in try ItemRow.storeAccessTimes(times, db) }
+        } catch {
+            accessTimes.restore(times)
+            logger.warning("cannot store \(times.count) access times: \(error)")
+        }
+    }
+
     // MARK: Folders
 
     public func checkDirectory(_ ino: Inode) throws(FileSystemError) {
@@ -312,6 +343,7 @@ public final class FileSystemCore: Sendable {
                 let after = offset > 2 ? Inode(offset - 2) : 0
                 return (folder, try ItemRow.children(of: ino, after: after, limit: limit, db))
             }
+            if offset == 0 { noteAccess(folder) }
             var entries: [DirectoryListingEntry] = []
             if offset < 1 {
                 entries.append(DirectoryListingEntry(name: [46], attributes: try attributes(of: folder), nextOffset: 1))

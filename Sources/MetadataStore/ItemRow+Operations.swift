@@ -221,3 +221,11 @@ extension MetadataStore {
         try db.execute(sql: "DELETE FROM setting WHERE key = ?", arguments: [key])
     }
 }
+
+extension ItemRow {
+    /// Access times noted in memory, written in one go (never older than what is stored).
+    public static func storeAccessTimes(_ times: [Inode: Int64], _ db: Database) throws {
+        let statement = try db.cachedStatement(sql: "UPDATE item SET atime = max(atime, ?) WHERE ino = ?")
+        for (ino, atime) in times { try statement.execute(arguments: [atime, ino]) }
+    }
+}

@@ -145,8 +145,16 @@ final class Daemon {
             logger.warning("--keep-versions is deprecated and ignored: retention is the container's now, the same on every device (`ubiqfs retention MOUNTPOINT --versions DAYS`)")
         }
         let deviceName = options.resolvedDevice
+        let rule = try options.atime.map { value throws -> AccessTimes.Rule in
+            guard let rule = AccessTimes.Rule(rawValue: value) else { throw CommandFailure("--atime \(value): expected relatime, strictatime or noatime") }
+            return rule
+        } ?? .relatime
+        // A read-only mount writes nothing, access times included.
+        let accessTimes = AccessTimes(rule: options.readOnly ? .noatime : rule, folders: !options.noDirAtime)
         let stack = try Blocking.wait { [configuration, store] in
-            try await DeviceStack.open(store: store, stateDir: stateDir, deviceName: deviceName, configuration: configuration, logger: logger)
+            try await DeviceStack.open(
+                store: store, stateDir: stateDir, deviceName: deviceName, configuration: configuration, logger: logger, accessTimes: accessTimes
+            )
         }
         let (sync, core, coordinator) = (stack.sync, stack.core, stack.coordinator)
         let limit = options.cacheSize.flatMap(ByteSize.parse) ?? CacheBudget.defaultLimit(cacheDirectory: stack.cache.directory)

@@ -22,14 +22,19 @@ enum FuseMountConvention {
         "allow_other": "--allow-other", "allow-other": "--allow-other", "noexec": "--noexec", "ro": "--read-only",
         "no-notify": "--no-notify", "no_notify": "--no-notify",
         "allow-plain-http": "--allow-plain-http", "allow_plain_http": "--allow-plain-http",
+        "nodiratime": "--no-dir-atime",
+    ]
+    /// The access-time rules, as `--atime`; the last one given wins, as for mount(8).
+    static let atimeOptions: [String: String] = [
+        "relatime": "relatime", "atime": "relatime", "strictatime": "strictatime", "noatime": "noatime",
     ]
 
     /// Generic mount options with nothing to do here: ubiqfs always mounts nodev,nosuid
-    /// with default_permissions, never updates atime on reads (so the atime options change
-    /// nothing), and the rest are for mount(8) or systemd.
+    /// with default_permissions, keeps access times in memory between batches anyway
+    /// (lazytime), and the rest are for mount(8) or systemd.
     static let ignoredOptions: Set<String> = [
-        "rw", "defaults", "dev", "nodev", "suid", "nosuid", "exec", "atime", "noatime", "relatime",
-        "strictatime", "diratime", "nodiratime", "lazytime", "nolazytime", "async", "auto", "noauto", "user", "nouser",
+        "rw", "defaults", "dev", "nodev", "suid", "nosuid", "exec", "norelatime", "nostrictatime",
+        "diratime", "lazytime", "nolazytime", "async", "auto", "noauto", "user", "nouser",
         "users", "_netdev", "nofail", "default_permissions", "owner", "group", "silent", "loud",
     ]
 
@@ -79,12 +84,14 @@ enum FuseMountConvention {
                 translated.append("--plain-fuse-type")
             } else if let flag = flagOptions[key], parts.count == 1 {
                 translated.append(flag)
+            } else if let rule = atimeOptions[key], parts.count == 1 {
+                translated.append("--atime=" + rule)
             } else if let reason = refusedOptions[key] {
                 throw CommandFailure("mount option '\(key)': \(reason)")
             } else if ignoredOptions.contains(key) || key.hasPrefix("x-") || key == "comment" {
                 continue
             } else {
-                let known = Set(valueOptions.keys.filter { !$0.contains("_") }.map { $0 + "=" }).union(["allow_other", "noexec", "ro", "no-notify", "allow-plain-http"]).sorted()
+                let known = Set(valueOptions.keys.filter { !$0.contains("_") }.map { $0 + "=" }).union(["allow_other", "noexec", "ro", "no-notify", "allow-plain-http", "relatime", "strictatime", "noatime", "nodiratime"]).sorted()
                 throw CommandFailure("unknown mount option '\(option)' (ubiqfs takes \(known.joined(separator: ", ")))")
             }
         }

@@ -36,6 +36,12 @@ struct MountOptions: ParsableArguments {
     @Flag(help: "Forbid running programs from the mount (the mount option noexec).")
     var noexec = false
 
+    @Option(help: "When reads move access times (this device's own, never synced): relatime (when older than the last change, or a day old, as ext4 by default), strictatime (every open for reading and folder listing) or noatime. Default: relatime")
+    var atime: String?
+
+    @Flag(help: "Folder listings leave folders' access times alone (the mount option nodiratime).")
+    var noDirAtime = false
+
     @Flag(help: "Send no desktop notifications (a conflict copy made, the store unreachable for 5 minutes, files used lately evicted by the cache budget).")
     var noNotify = false
 
@@ -148,6 +154,8 @@ struct MountOptions: ParsableArguments {
         if let bwlimit { arguments.append("--bwlimit=" + bwlimit) }
         if allowOther { arguments.append("--allow-other") }
         if noexec { arguments.append("--noexec") }
+        if let atime { arguments.append("--atime=" + atime) }
+        if noDirAtime { arguments.append("--no-dir-atime") }
         if readOnly { arguments.append("--read-only") }
         if noNotify { arguments.append("--no-notify") }
         if foreground { arguments.append("--foreground") }

@@ -23,11 +23,14 @@ public final class TestDevice: Sendable {
     public let notifier: KernelNotifier
     public let engine: SyncEngine
     public let core: FileSystemCore
+    let stack: DeviceStack
 
     /// `stateDir` reopens an earlier device's state (a restart); by default a new one.
     /// With `manualSync` (the default) the engine syncs only when a test asks; without
     /// it, on the configuration's own poll, debounce and push delay.
-    public init(store: any ContainerStore, name: String, stateDir: String? = nil, checkpointInterval: UInt64 = 1000, configuration: SyncConfiguration = SyncConfiguration(), manualSync: Bool = true) async throws {
+    public init(store: any ContainerStore, name: String, stateDir: String? = nil, checkpointInterval: UInt64 = 1000, configuration: SyncConfiguration = SyncConfiguration(), manualSync: Bool = true,
+        accessTimes: AccessTimes = AccessTimes()
+    ) async throws {
         self.name = name
         self.stateDir = try stateDir ?? TemporaryDirectories.make("ubiqfs-dev-\(name)")
         try FileManager.default.createDirectory(atPath: self.stateDir, withIntermediateDirectories: true)
@@ -40,7 +43,10 @@ public final class TestDevice: Sendable {
         configuration.checkpointInterval = checkpointInterval
         var logger = Logger(label: "test-\(name)")
         logger.logLevel = ProcessInfo.processInfo.environment["UBIQFS_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .warning
-        let stack = try await DeviceStack.open(store: store, stateDir: self.stateDir, deviceName: name, configuration: configuration, logger: logger)
+        let stack = try await DeviceStack.open(
+            store: store, stateDir: self.stateDir, deviceName: name, configuration: configuration, logger: logger, accessTimes: accessTimes
+        )
+        self.stack = stack
         (metadata, cache, handles, notifier, engine, core) = (stack.metadata, stack.cache, stack.handles, stack.notifier, stack.sync, stack.core)
         await engine.start()
         try await engine.syncNow()
@@ -53,6 +59,13 @@ public final class TestDevice: Sendable {
     public func shutdown() async {
         await engine.shutdown()
         notifier.stop()
+    }
+
+    /// A daemon's clean stop: the last push, then what is kept in memory written and the
+    /// clean-stop mark.
+    public func cleanStop() async throws {
+        await shutdown()
+        try stack.markCleanStop()
     }
 
     /// The inode of a path ("a/b/c"), or nil.
