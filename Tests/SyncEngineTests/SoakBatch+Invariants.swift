@@ -156,10 +156,15 @@ extension SoakBatch {
         let byIno = Dictionary(uniqueKeysWithValues: rows.map { ($0.inode, $0) })
         let live = rows.filter { !$0.deleted && $0.inode != Inode.root }
         stats.checked("metadata shape")
+        let liveByID = Dictionary(live.map { ($0.itemID, $0) }, uniquingKeysWith: { first, _ in first })
         for row in live {
             guard let parentIno = row.parent, let parent = byIno[parentIno], !parent.deleted, parent.itemKind == .directory else {
                 fail("\(device.name): live item \(row.itemName) (ino \(row.inode)) has no live folder (parent \(row.parent.map(String.init) ?? "nil"))")
                 continue
+            }
+            // A live link names a live item that is neither a folder nor a link.
+            if row.isLink, row.linkedItem.flatMap({ liveByID[$0] }).map({ $0.itemKind == .directory || $0.isLink }) != false {
+                fail("\(device.name): link \(row.itemName) (ino \(row.inode)) names no live file-like item (\(row.linkedItem?.rawValue ?? "nil"))")
             }
         }
         guard quiescent else { return }
@@ -182,6 +187,7 @@ extension SoakBatch {
             let parentID = row.parent == Inode.root ? ItemID.root.rawValue : byIno[row.parent ?? 0]?.itemID.rawValue
             let samePlace: Bool = base.name == row.itemName && base.parent.rawValue == parentID && base.kind == row.itemKind
             let sameMetadata: Bool = base.mode == UInt32(row.mode) && base.target == row.symlinkTarget && (base.xattrs ?? [:]) == xattrs[row.inode]
+                && base.of == row.linkedItem
             let sameContent: Bool = row.itemKind != .file || ((base.blocks ?? []) == row.blockList && base.size == row.size)
             if !(samePlace && sameMetadata && sameContent) {
                 fail("\(device.name): \(row.itemName) differs from its committed snapshot: row mode \(String(row.mode, radix: 8)) size \(row.size) vs \(base)")

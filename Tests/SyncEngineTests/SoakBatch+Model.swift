@@ -111,7 +111,10 @@ extension SoakBatch {
         func walk(_ ino: Inode, _ prefix: String) throws {
             for child in try device.core.list(ino, after: 2, limit: 100_000) {
                 let path = prefix + String(decoding: child.name, as: UTF8.self)
-                result.append(Entry(path: path, ino: child.attributes.ino, kind: child.attributes.kind, mode: child.attributes.permissions, id: ids[child.attributes.ino] ?? "?"))
+                result.append(Entry(
+                    path: path, ino: child.attributes.ino, kind: child.attributes.kind, mode: child.attributes.permissions,
+                    id: ids[child.attributes.ino] ?? "?", names: child.attributes.kind == .directory ? 1 : child.attributes.nlink
+                ))
                 if child.attributes.kind == .directory { try walk(child.attributes.ino, path + "/") }
             }
         }
@@ -133,7 +136,7 @@ extension SoakBatch {
             result[entry.path] = Node(
                 kind: entry.kind, id: entry.id, mode: entry.mode, xattrs: xattrs, target: target,
                 size: entry.kind == .file ? row.size : 0, blocks: entry.kind == .file ? row.blockList : [],
-                folderTime: entry.kind == .directory ? row.mtime : 0
+                folderTime: entry.kind == .directory ? row.mtime : 0, names: entry.names
             )
         }
         return result

@@ -49,6 +49,11 @@ extension SoakBatch {
             touch(chain(entry.path))
         }
         func deleted(_ entry: Entry) throws {
+            // One of several names: the item stays, under the others.
+            if entry.names > 1 {
+                touch(chain(folder(entry.path)))
+                return
+            }
             let inside = all.filter { $0.path.hasPrefix(entry.path + "/") }.map(\.id)
             // A change held here for a long writer is one this device has not seen: it
             // meets the delete as an edit does, and may bring the item back.
@@ -65,7 +70,7 @@ extension SoakBatch {
         /// A rename replaced `existing`: a new file continues its item (a safe save, so its
         /// content is a content change of that item); anything else deletes it.
         func renamedOver(_ existing: Entry, by source: Entry) throws {
-            if source.kind == .file && existing.kind == .file && !model().known.contains(source.id) {
+            if source.kind == .file && existing.kind == .file && !model().known.contains(source.id) && existing.names == 1 && source.names == 1 {
                 models[index].contentEdits.insert(existing.id)
                 touch([existing.id])
             } else {
@@ -76,7 +81,7 @@ extension SoakBatch {
         var kind = ""
         var line = ""
         do {
-            switch rng.below(27) {
+            switch rng.below(29) {
             case 0..<3:
                 kind = "create"
                 let path = inside(rng.pick(folderPaths)!, rng.pick(Self.fileNames)!)
@@ -136,7 +141,8 @@ extension SoakBatch {
                 }
             case 14:
                 kind = "safe-save"
-                guard let file = rng.pick(files) else { return "safe-save: no file" }
+                // A file with one name: over one of several, the others keep the old content.
+                guard let file = rng.pick(files.filter { $0.names == 1 }) else { return "safe-save: no file" }
                 let temporary = inside(folder(file.path), ".saving")
                 line = "safe-save \(file.path) = \(token.debugDescription)"
                 if byPath[temporary] != nil { return line + " (temporary exists)" }
@@ -196,6 +202,14 @@ extension SoakBatch {
                 let (parent, newParent) = (try parentInode(device, first.path), try parentInode(device, second.path))
                 try device.core.rename(parent: parent, name: Array(name(first.path).utf8), newParent: newParent, newName: Array(name(second.path).utf8), exchange: true, noReplace: false)
                 touch(chain(first.path) + chain(second.path))
+            case 24, 25:
+                kind = "link"
+                guard let item = rng.pick(all.filter { $0.kind != .directory }) else { return "link: nothing" }
+                let path = inside(rng.pick(folderPaths)!, rng.pick(Self.fileNames)!)
+                line = "link \(item.path) as \(path)"
+                try device.link(item.path, path)
+                // A new name is a change of the item: it keeps an item deleted elsewhere.
+                touch(chain(item.path) + chain(folder(path)))
             default:
                 kind = "evict"
                 guard let item = rng.pick(all.filter { $0.kind != .symlink }) else { return "evict: nothing" }

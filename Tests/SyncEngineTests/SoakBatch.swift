@@ -39,6 +39,8 @@ struct Entry {
     var kind: ItemKind
     var mode: UInt32
     var id: String
+    /// The item's names (hard links): the entry is one of them.
+    var names: UInt32 = 1
 }
 
 /// What must be equal on every device, per path.
@@ -52,12 +54,14 @@ struct Node: Equatable, CustomStringConvertible {
     var blocks: [BlockReference]
     /// Folders' mtime: a create, rename or delete inside a folder moves it on every device.
     var folderTime: Int64
+    /// How many names the item has (st_nlink of a non-folder).
+    var names: UInt32 = 1
 
     var description: String {
         let attributes = xattrs.keys.sorted().map { "\($0)=\(String(decoding: xattrs[$0]!, as: UTF8.self))" }.joined(separator: ",")
         return "\(kind.rawValue) id=\(id.prefix(8)) mode=\(String(mode, radix: 8)) xattrs=[\(attributes)]"
             + (target.map { " -> \($0)" } ?? "") + " size=\(size) blocks=\(blocks.map { $0.hash.prefix(8) })"
-            + (kind == .directory ? " mtime=\(folderTime)" : "")
+            + (kind == .directory ? " mtime=\(folderTime)" : "") + (names > 1 ? " names=\(names)" : "")
     }
 }
 
