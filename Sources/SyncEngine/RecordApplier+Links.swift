@@ -18,15 +18,11 @@ extension RecordApplier {
         guard named.itemKind != .directory, !named.isLink else { return refuse("it names a folder or a link") }
         if let existing, existing.linkedItem != id { return refuse("a link cannot name another item") }
         if named.deleted {
-            // Its content went with the delete here: it comes back as the committed version.
+            // Deleted here, named there: it comes back as committed, as for a remote edit
+            // of it (what this device wrote before deleting it went with the delete).
             guard let base = try BaseSnapshots.find(id, db) else { return refuse("its item is gone") }
-            try resurrect(&named)
-            if named.itemKind == .file && named.contentState == .placeholder {
-                named.dirtyFlags.remove(.content)
-                named.blockList = base.blocks ?? []
-                named.size = base.size
-                try named.update(db)
-            }
+            guard let parent = try folder(of: base, seq: seq) else { return false }
+            try undelete(&named, as: base, parent: parent, seq: seq)
         }
         return true
     }

@@ -215,7 +215,7 @@ struct RecordApplier {
 
     /// The live folder an upsert goes into (brought back if it was deleted here: a remote
     /// change into it wins); nil, and the item refused, if there is none.
-    private mutating func folder(of item: ItemSnapshot, seq: UInt64) throws -> Inode? {
+    mutating func folder(of item: ItemSnapshot, seq: UInt64) throws -> Inode? {
         guard var parent = item.parent == .root ? try ItemRow.find(ino: Inode.root, db) : try ItemRow.find(id: item.parent, db) else {
             outcome.refused.append("journal \(seq): \(item.name) refused: its folder \(item.parent) does not exist")
             return nil
@@ -230,7 +230,7 @@ struct RecordApplier {
 
     /// Deleted here (pushed or not) and changed there: the change wins. Placed while still
     /// deleted, so whatever took its name here steps aside.
-    private mutating func undelete(_ row: inout ItemRow, as item: ItemSnapshot, parent: Inode, seq: UInt64) throws {
+    mutating func undelete(_ row: inout ItemRow, as item: ItemSnapshot, parent: Inode, seq: UInt64) throws {
         try place(&row, parent: parent, name: item.name)
         row.deleted = false
         row.dirtyFlags = []

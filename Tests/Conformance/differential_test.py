@@ -89,8 +89,10 @@ def xattrs_supported(path):
 
 
 def tree(root):
-    """Every item under root: type, size, permission bits, content hash, target, xattrs."""
+    """Every item under root: type, size, permission bits, content hash, target, xattrs,
+    link count; and which paths are names of one file (hard links)."""
     items = {}
+    names = {}
     for folder, dirs, files in os.walk(root):
         for name in dirs + files:
             path = os.path.join(folder, name)
@@ -105,7 +107,9 @@ def tree(root):
             else:
                 with open(path, "rb") as handle:
                     digest = hashlib.sha256(handle.read()).hexdigest()
-                items[relative] = ("file", info.st_size, oct(info.st_mode & 0o7777), digest, xattrs)
+                items[relative] = ("file", info.st_size, oct(info.st_mode & 0o7777), digest, xattrs, info.st_nlink)
+                names.setdefault(info.st_ino, []).append(relative)
+    items[" hard links"] = sorted(sorted(group) for group in names.values() if len(group) > 1)
     return items
 
 
@@ -145,6 +149,10 @@ class DifferentialMachine(RuleBasedStateMachine):
     @rule(path=PATHS)
     def unlink(self, path):
         self.both(f"unlink {path}", lambda side: os.unlink(os.path.join(side, path)))
+
+    @rule(source=PATHS, destination=PATHS)
+    def link(self, source, destination):
+        self.both(f"link {source} as {destination}", lambda side: os.link(os.path.join(side, source), os.path.join(side, destination), follow_symlinks=False))
 
     @rule(path=PATHS)
     def mkdir(self, path):
