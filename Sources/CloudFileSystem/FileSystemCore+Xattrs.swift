@@ -92,7 +92,7 @@ extension FileSystemCore {
                 try row.update(db)
                 try ItemRow.setPinSetter(ino, pinned == nil ? nil : caller?.pinSetter, db)
                 guard try ItemRow.isPinned(ino, db) else { return [] }
-                let candidates = row.itemKind == .directory ? try ItemRow.descendants(of: ino, db) : [row]
+                let candidates = row.itemKind == .directory ? try Self.itemsUnder(ino, db) : [row]
                 return try candidates.filter { item in
                     try item.itemKind == .file && item.contentState != .local && ItemRow.isPinned(item.inode, db)
                 }.map(\.inode)
@@ -106,7 +106,7 @@ extension FileSystemCore {
     public func download(_ ino: Inode) throws(FileSystemError) {
         let toFetch = try read { db -> [Inode] in
             guard let row = try ItemRow.find(ino: ino, db), !row.deleted else { throw FileSystemError(.notFound) }
-            let candidates = row.itemKind == .directory ? try ItemRow.descendants(of: ino, db) : [row]
+            let candidates = row.itemKind == .directory ? try Self.itemsUnder(ino, db) : [row]
             return candidates.filter { $0.itemKind == .file && $0.contentState != .local }.map(\.inode)
         }
         downloads.prefetch(toFetch)
@@ -123,7 +123,7 @@ extension FileSystemCore {
             return
         }
         let files = try read { db in
-            try ItemRow.descendants(of: ino, db).filter { $0.itemKind == .file && (caller?.mayChange($0) ?? true) }.map(\.inode)
+            try Self.itemsUnder(ino, db).filter { $0.itemKind == .file && (caller?.mayChange($0) ?? true) }.map(\.inode)
         }
         var first: FileSystemError?
         for file in files {
@@ -230,5 +230,12 @@ extension FileSystemCore {
         }
         sync.localChange()
         emit(.modified, ino, detail: "metadata")
+    }
+
+    /// Every live item under a folder, a linked one once for all its names there: pin,
+    /// evict and download act on the item a link in the folder names.
+    static func itemsUnder(_ folder: Inode, _ db: Database) throws -> [ItemRow] {
+        var seen: Set<Inode> = []
+        return try ItemRow.descendants(of: folder, db).compactMap { try ItemRow.resolved($0, db) }.filter { seen.insert($0.inode).inserted }
     }
 }

@@ -16,7 +16,7 @@ extension RecordApplier {
         }
         guard let id = item.of, var named = try ItemRow.find(id: id, db) else { return refuse("its item does not exist") }
         guard named.itemKind != .directory, !named.isLink else { return refuse("it names a folder or a link") }
-        if let existing, existing.linkedItem != id { return refuse("a link cannot name another item") }
+        if let existing, !existing.deleted, existing.linkedItem != id { return refuse("a link cannot name another item") }
         if named.deleted {
             // Deleted here, named there: it comes back as committed, as for a remote edit
             // of it (what this device wrote before deleting it went with the delete).

@@ -186,6 +186,11 @@ import Testing
             #"{"op":"upsert","item":{"id":"\#(moved)","parent":"root","name":"b-moved.txt","kind":"link","mode":0,"mtime":0,"size":0,"of":"\#(fileB)"}}"#,
         ]
         try await journal.append(Hand.record(ops: "[\(later.joined(separator: ","))]", format: 3))
+        // A thumbnail without its blocks, and a link whose `of` is a number: neither record decodes.
+        let noBlocks = Hand.file(id: fresh(), parent: "root", name: "skipped.jpg", content: "x", extra: #","thumbnails":[{"size":256}]"#)
+        try await journal.append(Hand.record(ops: "[\(noBlocks)]", format: 3))
+        let numeric = #"{"op":"upsert","item":{"id":"\#(fresh())","parent":"root","name":"skipped-link","kind":"link","mode":0,"mtime":0,"size":0,"of":7}}"#
+        try await journal.append(Hand.record(ops: "[\(numeric)]", format: 3))
 
         var readOnly = Self.configuration(encrypted: false, creator: false)
         readOnly.readOnly = true

@@ -206,6 +206,30 @@ import Testing
         for device in [a, b] { await device.shutdown() }
     }
 
+    /// A pinned folder holding one name of a file pins the file, under every name.
+    @Test func aPinnedFolderPinsTheFilesLinkedIntoIt() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        try a.mkdir("keep")
+        try await a.write("f.bin", String(repeating: "x", count: 300_000))
+        try a.link("f.bin", "keep/f.bin")
+        try await a.sync()
+        try await b.sync()
+        let file = try #require(b.inode("f.bin"))
+        let pinned = Array("user.ubiqfs.pinned".utf8)
+        #expect(try b.core.getXattr(file, name: pinned) == Array("0".utf8))
+        try b.core.setXattr(try #require(b.inode("keep")), name: pinned, value: Array("1".utf8), flags: 0)
+        #expect(try b.core.getXattr(file, name: pinned) == Array("1".utf8))
+        #expect(try await b.waitUntilLocal("f.bin"), "downloaded for the pinned folder")
+        #expect(throws: FileSystemError.self) { try b.core.evict(file) }
+        // Unpinned, an evict of the folder evicts the file it holds a name of.
+        try b.core.setXattr(try #require(b.inode("keep")), name: pinned, value: Array("0".utf8), flags: 0)
+        try b.core.evict(try #require(b.inode("keep")))
+        #expect(try b.core.getXattr(file, name: Array("user.ubiqfs.state".utf8)) == Array("placeholder".utf8))
+        for device in [a, b] { await device.shutdown() }
+    }
+
     /// A link to a file still being written waits for its item's content, in one record
     /// with it or after it: no device ever meets a link to an item it does not have.
     @Test func aLinkToAFileNotYetCommittedWaitsForIt() async throws {
