@@ -83,8 +83,13 @@ extension FileSystemCore {
         var placed: [ItemID: Inode] = [entry.top.parent: parent]
         var existed: Set<Inode> = missing.isEmpty ? [folder] : []
         var changedFolders: Set<Inode> = []
-        for item in entry.items where wanted.contains(item.id) {
+        // Links last, and only to an item that is here by then (restored with them, or kept).
+        let ordered = entry.items.filter { $0.kind != .link } + entry.items.filter { $0.kind == .link }
+        for item in ordered where wanted.contains(item.id) {
             guard let into = placed[item.parent] else { continue }
+            if item.kind == .link {
+                guard let of = item.of, let named = try ItemRow.find(id: of, db), !named.deleted, named.itemKind != .directory, !named.isLink else { continue }
+            }
             let existing = try ItemRow.find(id: item.id, db)
             if let existing, !existing.deleted {
                 // Here again (restored before, or kept): what it held comes back into it.
@@ -122,6 +127,7 @@ extension FileSystemCore {
         row.symlinkTarget = item.target
         row.blockList = item.blocks ?? []
         row.rdev = item.kind.isDevice ? item.rdev.map { Int64(bitPattern: $0) } ?? 0 : nil
+        row.linkedItem = item.kind == .link ? item.of : nil
         row.contentState = item.kind == .file ? .placeholder : .local
         row.baseSeq = 0
         row.dirtyFlags = []

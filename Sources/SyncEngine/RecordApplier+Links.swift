@@ -46,6 +46,8 @@ extension RecordApplier {
             link.deleted = true
             link.dirtyFlags = []
             try link.update(db)
+            // In the entry of a folder the record deletes, whichever delete came first.
+            try trash.note(deleting: link.itemID, db)
             try BaseSnapshots.remove(link.itemID, db)
             note(.deleted, link.inode, path: path)
             outcome.invalidations.append(.entry(parent: link.parent ?? Inode.root, name: link.itemName.bytes))

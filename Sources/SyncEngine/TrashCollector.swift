@@ -25,8 +25,6 @@ struct TrashCollector {
     /// nothing of them is in the store, so there is nothing to restore.
     mutating func note(deleting id: ItemID, _ db: Database) throws {
         guard noted[id] == nil, !held.contains(id), let snapshot = try BaseSnapshots.find(id, db) else { return }
-        // A link is a name, not an item: its item's entry is what the trash keeps.
-        guard snapshot.kind != .link else { return }
         let inside = try Self.subtree(of: id, db)
         noted[id] = Noted(snapshot: snapshot, held: inside)
         held.formUnion(inside.map(\.id))
@@ -44,7 +42,9 @@ struct TrashCollector {
             members[top, default: []].append(contentsOf: [item.snapshot] + item.held)
         }
         for id in order where tops[id] == id {
-            guard let top = noted[id] else { continue }
+            // A link is a name, not an item: no entry of its own (one in a deleted folder
+            // is in the folder's).
+            guard let top = noted[id], top.snapshot.kind != .link else { continue }
             var items = members[id] ?? []
             if let batch, top.snapshot.kind == .directory {
                 items += try Self.absorbed(into: top.snapshot, items, batch: batch, before: seq, db)

@@ -38,7 +38,9 @@ class Device:
         self.links = {}            # item id -> {link id: None}, as shown here
         self.base_links = {}       # item id -> {link id: None}, committed
         self.kept_now = set()      # ids a delete of this record left shown
-        self.link_deletes = []     # links a delete of this record took away
+        # (shown snapshot, moved here) of links this record's own deletes took away
+        self.link_deletes = []
+        self.links_removed = []    # committed links this record removed (for the trash)
         self.warn = warn
 
     # -- the trees
@@ -207,20 +209,23 @@ class Device:
         if item_id not in self.base:
             return                      # CF: delete of an unknown id
         if self.base[item_id]["kind"] == LINK:
-            # CF "Format 3", Removing a name: that name only, and no entry
-            # of the trash.
+            # CF "Format 3", Removing a name: that name only, and not an
+            # entry of the trash (but in the entry of a folder this record
+            # deletes that held it: finish_trash).  Edits against deletes: a
+            # record that deletes a link alone removes that name; it comes
+            # back only with an item this record deletes and this device
+            # keeps (finish_record).
+            self.links_removed.append(self.base[item_id])
             self.drop_base(item_id)
             if item_id in self.items:
-                shown = self.items[item_id]
-                self.unshow_deleted(item_id)
-                if item_id not in self.items:
-                    self.link_deletes.append(shown)
+                self.link_deletes.append((self.items[item_id], item_id in self.dirty))
+                self.unshow(item_id)
             return
         above = self.chain(self.base, item_id)
         ids = self.base_subtree(item_id)
-        # GUESS: a folder's entry holds the links in it as it holds any item
-        # under it ("everything the committed tree still holds under it");
-        # the links of a deleted item elsewhere are in no entry.
+        # CF "Format 3", Removing a name: a folder's entry holds the links
+        # in it as any item there; the links of a deleted item are in no
+        # entry.
         entries.append({
             "seq": ctx[0], "device": ctx[1], "time": ctx[2], "batch": ctx[3],
             "folder": [self.base[a]["name"] for a in reversed(above)],
@@ -228,9 +233,11 @@ class Device:
             "items": [self.base[i] for i in ids]})
         for gone in ids:
             self.drop_base(gone)
-        # CF "Format 3": deleting the item deletes every link that names it.
+        # CF "Format 3": deleting the item deletes every link that names it
+        # (also an item deleted with its folder).
         for gone in ids:
             for link in list(self.base_links.get(gone, {})):
+                self.links_removed.append(self.base[link])
                 self.drop_base(link)
         if item_id in self.items:
             self.unshow_deleted(item_id)
@@ -239,14 +246,26 @@ class Device:
         """CF "Committing": a folder delete deletes the whole subtree except
         items with uncommitted changes, what is inside them, and the folders
         that lead to them (kept, now uncommitted).  CF "Format 3", Edits
-        against deletes: an item with a moved link here is kept too, and a
-        kept item keeps its links; the links of an item that goes, go."""
+        against deletes: an item is kept too when one of its links was made
+        or moved here (also one this record deleted before), and a kept item
+        keeps its links; the links of an item that goes, go."""
         shown = self.shown_subtree(item_id)
+        moved_links = set(snap["of"] for snap, moved in self.link_deletes if moved)
         keep = set()
+
+        def keep_with(i):
+            keep.update(self.shown_subtree(i))
+            keep.update(a for a in self.chain(self.items, i))
         for i in shown:
-            if i in self.dirty or any(l in self.dirty for l in self.links_of(i)):
-                keep.update(self.shown_subtree(i))
-                keep.update(a for a in self.chain(self.items, i))
+            if self.items[i]["kind"] != LINK and (
+                    i in self.dirty or i in moved_links
+                    or any(l in self.dirty for l in self.links_of(i))):
+                keep_with(i)
+        # A link goes with its name's folder unless its item is kept here
+        # (a record that deletes a link alone removes that name).
+        for i in shown:
+            if self.items[i]["kind"] == LINK and self.items[i]["of"] in keep:
+                keep_with(i)
         gone = set(i for i in shown if i not in keep)
         elsewhere = []
         for i in shown:
@@ -269,9 +288,10 @@ class Device:
         """A name stepped aside and not moved by the record stays a local
         rename (CF "Committing": "until the record's later operation").
         CF "Format 3", Edits against deletes: an item kept against a delete
-        that took every name of it in this record keeps the links this
-        record deleted too; a link deleted while its item stays, goes."""
-        for snap in self.link_deletes:
+        of this record keeps the links this record deleted too (every name
+        removed there: the edit keeps them all); a link deleted while its
+        item stays, goes."""
+        for snap, _ in self.link_deletes:
             parent = self.node(snap["parent"])
             if (snap["of"] in self.kept_now and snap["of"] in self.items
                     and snap["id"] not in self.items and parent is not None
@@ -302,7 +322,11 @@ class Device:
     def finish_trash(self, entries, batch):
         """End of a record: entries whose folder the record also deleted join
         that folder's entry; a folder's entry takes earlier entries of the
-        same batch that were inside it."""
+        same batch that were inside it.  CF "Format 3", Removing a name: a
+        link this record removed (its own delete, or its item's) is in no
+        entry, except that a link inside a folder this record deleted is in
+        the folder's entry like any item there (and counts in its items)."""
+        links, self.links_removed = self.links_removed, []
         owner = {}
         for index, entry in enumerate(entries):
             for snap in entry["items"]:
@@ -324,6 +348,12 @@ class Device:
             root = find(index)
             if root != index:
                 entries[root]["items"] = entries[root]["items"] + entry["items"]
+        for snap in links:
+            index = owner.get(snap["parent"])
+            if index is not None and snap["id"] not in owner:
+                root = find(index)
+                entries[root]["items"] = entries[root]["items"] + [snap]
+                owner[snap["id"]] = root
         for index, entry in enumerate(entries):
             if find(index) == index:
                 merged.append(entry)

@@ -207,14 +207,19 @@ class Reader:
 
     def catch_up(self, checkpoint, record_trash):
         """Upserts of every reachable checkpoint item that differs from the
-        committed one (parents first), then deletes of what it no longer has
-        (deepest first).  CF "Format 3": the links come after every other
-        item, in the order of their ids (reachable: their folder is)."""
+        committed one (parents first, siblings in the order of their ids),
+        then deletes of what it no longer has (deepest first).  CF "Format
+        3": the links come after every other item, in the order of their ids
+        (reachable: their folder is).  CF "Two items with one name": the
+        item applied later keeps a name (of two items the greater id, of an
+        item and a link the link); the other steps aside."""
         seq = checkpoint["seq"]
         ctx = (seq, FROM_CHECKPOINT, None, None)
         kids = {}
         for item in checkpoint["items"]:
             kids.setdefault(item["parent"], []).append(item)
+        for siblings in kids.values():
+            siblings.sort(key=lambda i: i["id"])    # stable: first of an id
         has, queue, seen, links = set(), ["root"], set(), []
         while queue:
             for item in kids.get(queue.pop(0), []):
@@ -260,6 +265,8 @@ class Reader:
                 device.delete(item_id, mine, entries)
         if record_trash:
             device.finish_trash(entries, None)
+        else:
+            device.links_removed = []
 
     # -- the pull loop
 

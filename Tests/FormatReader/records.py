@@ -69,8 +69,9 @@ def decode_item(obj):
     if has(obj, "rdev"):
         item["rdev"] = require(obj, "rdev", is_uint64, "item")
     if has(obj, "of"):
-        # GUESS: `of` is a string field; another JSON type is a type error
-        # (the record does not decode), a string that is no id is refused.
+        # CF "Format 3", Links: `of` is a string; of another JSON type the
+        # record does not decode (as for any field, on any kind); a string
+        # that is no id is refused (validate_link).
         item["of"] = require(obj, "of", lambda v: isinstance(v, str), "item")
     if has(obj, "thumbnails"):
         item["thumbnails"] = decode_thumbnails(obj["thumbnails"])
@@ -79,23 +80,20 @@ def decode_item(obj):
 
 def decode_thumbnails(value):
     """CF "Format 3", Thumbnails: [{"size": int, "blocks": [ref, ...]}].
-    GUESS: JSON type errors make the record undecodable, as for any field
+    Both fields are required: a thumbnail that is not an object, lacks one
+    of them or has one of another JSON type makes the record undecodable
     (a thumbnail's references are decoded as content references, `d` in
-    base64 included); a missing `size` or `blocks` is only an invalid
-    thumbnail (unknown size, no block), dropped in validate_thumbnails."""
+    base64 included).  The rules (size, blocks, 1 MiB) come in
+    validate_thumbnails."""
     if not isinstance(value, list):
         raise Undecodable("thumbnails is not an array")
     out = []
     for thumb in value:
         if not isinstance(thumb, dict):
             raise Undecodable("a thumbnail is not an object")
-        entry = {"size": None, "blocks": None}
-        if has(thumb, "size"):
-            entry["size"] = require(thumb, "size", is_int, "thumbnail")
-        if has(thumb, "blocks"):
-            blocks = require(thumb, "blocks", lambda v: isinstance(v, list), "thumbnail")
-            entry["blocks"] = [decode_ref(ref) for ref in blocks]
-        out.append(entry)
+        size = require(thumb, "size", is_int, "thumbnail")
+        blocks = require(thumb, "blocks", lambda v: isinstance(v, list), "thumbnail")
+        out.append({"size": size, "blocks": [decode_ref(ref) for ref in blocks]})
     return out
 
 
@@ -112,20 +110,21 @@ def valid_name(name):
 
 
 def validate_ref(ref):
-    """CF: a hash of 64 lowercase hex, 0 <= n <= 2^44; inline and packed
-    rules of "Small files"."""
+    """CF "ItemSnapshot", block reference: a hash of 64 lowercase hex,
+    0 <= n <= 2^44; inline and packed rules ("Small files")."""
     if not HEX64.match(ref["h"]) or not 0 <= ref["n"] <= MAX_SIZE:
         raise Refused("malformed block reference")
     if "d" in ref:
-        # CF: refused with p or o; black box: with s too
+        # CF: exactly n bytes, at most 1024, with no p, o or s
         if "p" in ref or "o" in ref or "s" in ref or len(ref["d"]) != ref["n"] \
                 or len(ref["d"]) > INLINE_MAX:
             raise Refused("malformed inline content")
     elif "p" in ref or "o" in ref or "s" in ref:
-        # Black box: p and o come together, p is 32 lowercase hex, o and s
-        # are >= 0, and s needs p.
+        # CF "ItemSnapshot": p and o come together (s needs them), p is 32
+        # lowercase hex, 0 <= o <= 2^44 and, if present, 0 <= s <= 2^44.
         if not ("p" in ref and "o" in ref and HEX32.match(ref["p"])
-                and ref["o"] >= 0 and ref.get("s", 0) >= 0):
+                and 0 <= ref["o"] <= MAX_SIZE
+                and 0 <= ref.get("s", 0) <= MAX_SIZE):
             raise Refused("malformed packed reference")
     return ref
 
@@ -166,12 +165,12 @@ def filter_xattrs(xattrs):
 
 
 def validate_thumbnails(thumbnails):
-    """CF "Reading and validation", Thumbnail (format 3): one of an unknown
-    size, with no block, a malformed reference or more than 1 MiB, a second
-    one of a size, more than 4: dropped silently; the item is applied.
-    GUESS: taken in array order, the first of a size is kept, and of the
-    thumbnails left the ones after the fourth are dropped (with one of each
-    of four sizes there cannot be more, so the rule never bites)."""
+    """CF "Reading and validation", Thumbnail, and "Format 3", Thumbnails:
+    a well-formed thumbnail of an unknown size, with no block, a malformed
+    reference or more than 1 MiB (the sum of its `n`) is dropped silently,
+    and so is a second one of a size (the first in array order is kept);
+    the item is applied.  (More than 4: with one of each of four sizes there
+    cannot be more, so that rule never bites.)"""
     kept, sizes = [], set()
     for thumb in thumbnails:
         if thumb["size"] not in THUMBNAIL_SIZES or not thumb["blocks"]:
@@ -190,10 +189,12 @@ def validate_thumbnails(thumbnails):
 
 
 def validate_link(item):
-    """CF "Reading and validation", Link (format 3): `of` missing,
-    malformed, `root` or the link's own id is refused; otherwise mode, mtime
-    and size are taken as 0 and every other field is dropped.  (The checks
-    of the item's place, size and mtime above come first, as for any kind.)"""
+    """CF "Reading and validation", Link, and "Format 3", Links: checked as
+    any item first (id, parent, name, size and mtime in range, in
+    validate_item); then `of` missing, malformed, `root` or the link's own
+    id is refused; otherwise mode, mtime and size are taken as 0 and every
+    other field is dropped.  Links are read in records and checkpoints of
+    any format."""
     of = item.get("of")
     if of is None or not valid_id(of) or of == item["id"]:
         raise Refused("link %s: `of` missing, malformed, root or its own id"

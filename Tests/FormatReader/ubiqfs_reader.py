@@ -5,7 +5,7 @@ Written from docs/CONTAINER-FORMAT.md (cited as CF, with its section names),
 with help from SEMANTICS.md (SEM) and ARCHITECTURE.md (ARCH).  It rebuilds the
 tree, the file versions and the trash as a fresh device would, fetches and
 verifies every file's content, and prints one JSON object.  Every name of
-an item (its own, and in format 3 each link's) is an entry of its own with the
+an item (its own, and each link's) is an entry of its own with the
 item's attributes and versions, and `names` when there is more than one.
 
     python3 ubiqfs_reader.py CONTAINER_FOLDER [--passphrase-file FILE]

@@ -206,6 +206,34 @@ import Testing
         for device in [a, b] { await device.shutdown() }
     }
 
+    /// A folder deleted with a file and its other name in it comes back from the trash with
+    /// both names, on every device; a name removed alone is no trash entry.
+    @Test func aFolderRestoredFromTheTrashBringsBackItsLinks() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        try a.mkdir("d")
+        try await a.write("d/f", "content")
+        try a.link("d/f", "d/g")
+        try a.link("d/f", "h")
+        try await a.sync()
+        try a.remove("h")
+        try await a.sync()
+        #expect(try a.core.trash().isEmpty, "one name of several removed: nothing in the trash")
+        for path in ["d/g", "d/f", "d"] { try a.remove(path) }
+        try await a.sync()
+        try await b.sync()
+        #expect(try b.core.trash().map(\.path) == ["/d"])
+        _ = try b.core.restoreFromTrash(path: "d")
+        try await b.sync()
+        try await a.sync()
+        for device in [a, b] {
+            #expect(try await device.tree() == ["d": "/", "d/f": "content", "d/g": "content"])
+            #expect(device.inode("d/f") == device.inode("d/g"))
+        }
+        for device in [a, b] { await device.shutdown() }
+    }
+
     /// A pinned folder holding one name of a file pins the file, under every name.
     @Test func aPinnedFolderPinsTheFilesLinkedIntoIt() async throws {
         let store = InMemoryStore()
