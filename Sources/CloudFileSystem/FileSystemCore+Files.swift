@@ -302,6 +302,10 @@ extension FileSystemCore {
             if file.append, let status = cache.status(fd: file.fd) { at = status.size }
             do throws(SystemError) {
                 try Syscall.writeAll(fd: file.fd, data, at: at)
+            } catch where error.errno == ENOSPC && freeDeletedContent() {
+                do throws(SystemError) { try Syscall.writeAll(fd: file.fd, data, at: at) } catch {
+                    throw Self.localFailure(error.errno, "write failed", cause: error)
+                }
             } catch {
                 throw Self.localFailure(error.errno, "write failed", cause: error)
             }
@@ -342,6 +346,16 @@ extension FileSystemCore {
         cache.reserve.restore()
     }
 
+    /// On a full disk: the content of files deleted lately, kept until their delete is on
+    /// disk (a power cut must not bring them back empty), goes now, after a sync of the
+    /// database. True if any went (the caller tries again), as `rm` then `fallocate` on
+    /// ext4 finds the space at once.
+    func freeDeletedContent() -> Bool {
+        guard cache.hasPendingRemovals else { return false }
+        do { try metadata.syncToDisk(makingRoom: spendReserve) } catch { return false }
+        return cache.removeDurablyDeleted(metadata.isDurable) > 0
+    }
+
     /// Whether the handle was opened around the page cache (FOPEN_DIRECT_IO).
     public func isDirect(handle: UInt64) -> Bool {
         handles.file(handle)?.directIO ?? false
@@ -367,7 +381,8 @@ extension FileSystemCore {
         guard file.partial == nil else { throw FileSystemError(.io, "inode \(file.ino) must be fetched before it is written") }
         let clearedSetID = try withLeases([(file.ino, .exclusive)], "fallocate") { () throws(FileSystemError) -> Bool in
             try noteContentChange(file.ino)
-            let result = posix_fallocate(file.fd, off_t(offset), off_t(length))
+            var result = posix_fallocate(file.fd, off_t(offset), off_t(length))
+            if result == ENOSPC && freeDeletedContent() { result = posix_fallocate(file.fd, off_t(offset), off_t(length)) }
             guard result == 0 else { throw Self.localFailure(result, "fallocate failed") }
             guard caller.uid != 0 else { return false }
             let current = try row(file.ino)

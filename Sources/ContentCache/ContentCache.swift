@@ -81,6 +81,9 @@ public final class ContentCache: Sendable {
     /// Whether `ino`'s content waits for its delete to be on disk.
     public func awaitsRemoval(_ ino: Inode) -> Bool { pendingRemovals.contains(ino) }
 
+    /// Whether any deleted content waits for its delete to be on disk.
+    public var hasPendingRemovals: Bool { pendingRemovals.oldest != nil }
+
     /// Since when the oldest removal waits for a database sync; nil if none waits.
     public var oldestPendingRemoval: ContinuousClock.Instant? { pendingRemovals.oldest }
 

@@ -49,6 +49,32 @@ import Testing
         try await fixture.unmount(again)
     }
 
+    /// The space of a file just deleted is there at once for the next allocation, as on
+    /// ext4 (xfstests generic/213): its content, kept until the delete is on disk, goes
+    /// when the disk is full.
+    @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
+    func aDeletedFilesSpaceIsThereAtOnce() async throws {
+        let fixture = try MountFixture()
+        let small = fixture.root + "/small"
+        try await fixture.sh("mkdir -p \(small) && mount -t tmpfs -o size=48m,mode=0700 ubiqfs-test-small \(small)")
+        defer { _ = try? MountFixture.runBlocking(["umount", "-l", small], timeout: 30) }
+        let bin = MountFixture.binary
+        let m = try await fixture.mount("m", state: "small/state")
+        try await fixture.sh("""
+            \(bin) pause \(m)
+            for round in 1 2 3; do
+                fallocate -l 30M \(m)/first
+                rm \(m)/first
+                fallocate -l 30M \(m)/second
+                rm \(m)/second
+                head -c 30000000 /dev/zero > \(m)/third
+                rm \(m)/third
+            done
+            \(bin) resume \(m)
+            """)
+        try await fixture.unmount(m)
+    }
+
     @Test func anIOErrorOnTheStateDiskIsReportedAndDamagesNothing() async throws {
         let fixture = try MountFixture()
         let bin = MountFixture.binary
