@@ -263,4 +263,20 @@ import ItemModel
         }
         #expect(found.withLock { $0 } == 400)
     }
+
+    /// A repack's moves reach a thumbnail's packed blob as they reach content (format 3).
+    @Test func blobMovesRelocateThumbnails() throws {
+        let store = try makeStore()
+        let (from, to) = (String(repeating: "a", count: 32), String(repeating: "b", count: 32))
+        let hash = String(repeating: "c", count: 64)
+        let picture = BlockReference(hash: hash, length: 100, pack: from, offset: 40, stored: 128)
+        var item = ItemSnapshot(id: .random(), parent: .root, name: ByteString("photo.jpg"), kind: .file, mode: 0o644, mtime: 1, size: 0, blocks: [])
+        item.thumbnails = [Thumbnail(size: 256, blocks: [picture])]
+        try store.write { db in try BaseSnapshots.set(item, seq: 1, db) }
+        let move = BlobMove(hash: hash, length: 100, from: from, pack: to, offset: 8)
+        _ = try store.write { db in try BlobRelocations.apply([move], db) }
+        let moved = try store.read { db in try BaseSnapshots.find(item.id, db) }
+        #expect(moved?.thumbnails?.first?.blocks == [BlockReference(hash: hash, length: 100, pack: to, offset: 8, stored: 128)])
+        #expect(moved?.namedBlocks.compactMap(\.pack) == [to])
+    }
 }
