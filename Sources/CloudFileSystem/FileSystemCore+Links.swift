@@ -71,7 +71,8 @@ extension FileSystemCore {
             try link.update(db)
             row.parent = link.parent
             row.itemName = link.itemName
-            row.markChanged(.metadata, now: now)
+            // A name removed is no edit of the item, unless it was changed here already.
+            row.markChanged(row.dirtyFlags.edited ? .metadata : [.metadata, .nameRemoved], now: now)
             try row.update(db)
             return .moved(linkRow: link.inode)
         }

@@ -5,6 +5,17 @@ import ItemModel
 /// Access to the `base` table: each item's committed snapshot and the sequence that set it,
 /// with its folder and name beside it so pushes can ask who holds a name (v7).
 public enum BaseSnapshots {
+    /// A committed place: a folder's id and a name in it.
+    public struct Place: Hashable, Sendable {
+        public var parent: ItemID
+        public var name: ByteString
+
+        public init(parent: ItemID, name: ByteString) {
+            self.parent = parent
+            self.name = name
+        }
+    }
+
     public static func find(_ id: ItemID, _ db: Database) throws -> ItemSnapshot? {
         guard let data = try Data.fetchOne(db.cachedStatement(sql: "SELECT snapshot FROM base WHERE id = ?"), arguments: [id.rawValue]) else {
             return nil

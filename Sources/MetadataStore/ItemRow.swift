@@ -214,6 +214,7 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
         ctime = now
         changeGen += 1
         guard Self.isPushed(inode) else { return }
+        if !flags.contains(.nameRemoved) { dirtyFlags.remove(.nameRemoved) }
         dirtyFlags.formUnion(flags)
     }
 

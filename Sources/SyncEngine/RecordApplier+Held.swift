@@ -45,6 +45,17 @@ extension RecordApplier {
         }
     }
 
+    /// Whether a held change still waits: its operation would be held now, or it is a delete
+    /// that replaced a held new version of a file still open for writing here and not
+    /// written (changed here otherwise, the delete alone would not wait; released, it would
+    /// drop that version and push the item with this device's older content).
+    static func stillHeld(_ change: HeldChange, _ db: Database, _ activity: any LocalActivity) throws -> Bool {
+        if try blockingWriter(change.operation, db, activity) != nil { return true }
+        guard case .delete(let id) = change.operation, let row = try ItemRow.find(id: id, db), !row.deleted,
+              row.itemKind == .file else { return false }
+        return !row.dirtyFlags.contains(.content) && activity.hasWriters(row.inode)
+    }
+
     /// Applies a held change once nothing holds it any more (its writer closed, or the
     /// daemon restarted), by the usual rules: a write made meanwhile makes a conflict copy,
     /// the committed version keeping the name.

@@ -59,4 +59,34 @@ extension RecordApplier {
         guard row.isLink, let item = try ItemRow.resolved(row, db) else { return }
         outcome.invalidations.append(.inode(item.inode, data: false))
     }
+
+    /// Where the links `ids` (those that are links) were, by the item each named.
+    static func linkPlaces(deleting ids: Set<ItemID>, _ db: Database) throws -> [ItemID: [BaseSnapshots.Place]] {
+        var places: [ItemID: [BaseSnapshots.Place]] = [:]
+        for id in ids {
+            guard let link = try BaseSnapshots.find(id, db), link.kind == .link, let item = link.of else { continue }
+            places[item, default: []].append(BaseSnapshots.Place(parent: link.parent, name: link.name))
+        }
+        return places
+    }
+
+    /// Whether the upsert only moves the item to the place of one of its links that the
+    /// record deletes, nothing else of it changed: its own name removed there, no edit.
+    func isNameRemoval(_ item: ItemSnapshot, base: ItemSnapshot) -> Bool {
+        guard let places = deletedLinkPlaces[item.id], places.contains(BaseSnapshots.Place(parent: item.parent, name: item.name)) else { return false }
+        var same = item
+        (same.parent, same.name) = (base.parent, base.name)
+        return same == base
+    }
+
+    /// Whether the item sits where the committed tree has one of its links (the place a
+    /// name removed here moved it to).
+    func holdsLinkPlace(_ row: ItemRow) throws -> Bool {
+        guard let parentIno = row.parent else { return false }
+        let parent = parentIno == Inode.root ? ItemID.root : try ItemRow.find(ino: parentIno, db)?.itemID
+        guard let parent else { return false }
+        return try BaseSnapshots.holders(of: row.itemName, in: parent, db).contains { holder in
+            try BaseSnapshots.find(holder, db).map { $0.kind == .link && $0.of == row.itemID } ?? false
+        }
+    }
 }

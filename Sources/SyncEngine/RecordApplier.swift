@@ -38,6 +38,9 @@ struct RecordApplier {
     var comingLater: [ItemID: Int] = [:]
     /// The ids the current record deletes.
     var deletes: Set<ItemID> = []
+    /// The places of the links the current record deletes, by the item each named: an
+    /// upsert that moves the item to one of them only removes a name (`isNameRemoval`).
+    var deletedLinkPlaces: [ItemID: [BaseSnapshots.Place]] = [:]
     /// Items stepped aside to a private name for such an operation, with their name.
     var displaced: [Inode: (parent: Inode, name: ByteString)] = [:]
     /// The record's deletes, for the trash (unless `keepsTrash` is false).
@@ -93,6 +96,7 @@ struct RecordApplier {
         deletes = Set(record.ops.compactMap { operation in
             if case .delete(let id) = operation { id } else { nil }
         })
+        deletedLinkPlaces = try Self.linkPlaces(deleting: deletes, db)
         for operation in record.ops {
             comingLater[operation.itemID]? -= 1
             if comingLater[operation.itemID] == 0 { comingLater[operation.itemID] = nil }
@@ -179,8 +183,10 @@ struct RecordApplier {
         let base = try BaseSnapshots.find(item.id, db)
         let existing = try ItemRow.find(id: item.id, db)
         // A folder deleted here whose time alone moved there (names changed in it): no edit,
-        // so it stays deleted, and so do the folders above it; its delete goes next.
-        if !own, let existing, existing.deleted, existing.itemKind == .directory, let base, Self.differsOnlyInTime(item, from: base) {
+        // so it stays deleted, and so do the folders above it; its delete goes next. So
+        // does an item that only lost a name there (it took one of its links' place).
+        if !own, let existing, existing.deleted, let base,
+           existing.itemKind == .directory && Self.differsOnlyInTime(item, from: base) || isNameRemoval(item, base: base) {
             try BaseSnapshots.set(item, seq: seq, db)
             return
         }
@@ -272,7 +278,10 @@ struct RecordApplier {
         let baseParent: Inode? = base.flatMap { base in
             base.parent == .root ? Inode.root : (try? ItemRow.find(id: base.parent, db))?.inode
         }
-        let movedHere = localMetadata && (base == nil || row.parent != baseParent || row.itemName != base?.name)
+        // A name removed here moved the item to a link's place: once that link is gone there
+        // too, the record's place stands (no one has a name for the item where it is).
+        let movedHere = try localMetadata && (base == nil || row.parent != baseParent || row.itemName != base?.name)
+            && !(row.dirtyFlags.subtracting(.times) == [.metadata, .nameRemoved] && !holdsLinkPlace(row))
         let modeChangedHere = localMetadata && (base == nil || UInt32(row.mode) != base?.mode)
         let mtimeChangedHere = (localMetadata || row.dirtyFlags.contains(.times)) && (base == nil || row.mtime != base?.mtime)
         let xattrsChangedHere = localMetadata && (base == nil || localXattrs != (base?.xattrs ?? [:]))

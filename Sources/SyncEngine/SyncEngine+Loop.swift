@@ -108,6 +108,9 @@ extension SyncEngine {
             var (rounds, races) = (0, 0)
             cycleRounds: while races < 50 && (rounds < 50 || !(pushOrder?.inodes.isEmpty ?? true)) {
                 rounds += 1
+                // A change held for a writer that closed lands first, in journal order: a later
+                // record must not replace it ("applied ... when the file is closed").
+                try await settleHeld()
                 try await pull()
                 // Changes held for a writer that has closed since.
                 try await settleHeld()

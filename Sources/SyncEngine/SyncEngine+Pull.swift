@@ -236,7 +236,7 @@ extension SyncEngine {
         }
         for change in order {
             let blocked = try await calls.read("cannot read a held change") { db in
-                try RecordApplier.blockingWriter(change.operation, db, activity) != nil
+                try RecordApplier.stillHeld(change, db, activity)
             }
             if blocked { continue }
             let leases = try await leases(on: [change.operation], "sync: apply held journal \(change.seq)")
@@ -247,7 +247,7 @@ extension SyncEngine {
                     // Again under the leases: a program may have opened the file meanwhile (and
                     // a later record replaced the change, if the list is not current).
                     guard try HeldChanges.find(change.itemID, db)?.seq == change.seq,
-                          try RecordApplier.blockingWriter(change.operation, db, activity) == nil else { return nil }
+                          try !RecordApplier.stillHeld(change, db, activity) else { return nil }
                     var applier = RecordApplier(
                         db: db, device: device, activity: activity, now: Timestamp.now(), watched: watched, resurrected: resurrected
                     )

@@ -162,6 +162,54 @@ import Testing
         for device in [a, b] { await device.shutdown() }
     }
 
+    /// Removing the item's own name of several (the item takes a link's place) is no edit:
+    /// every name removed on the other device takes the item, whichever pushes first.
+    @Test(arguments: [true, false]) func aNameRemovedIsNoEditAgainstADeleteOfEveryName(removalFirst: Bool) async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        try a.mkdir("d")
+        try await a.write("f", "content")
+        try a.link("f", "d/g")
+        try await a.sync()
+        try await b.sync()
+        try b.remove("f")
+        try a.remove("f")
+        try a.remove("d/g")
+        for device in removalFirst ? [b, a, b] : [a, b, a] { try await device.sync() }
+        for device in [a, b] {
+            #expect(try await device.tree() == ["d": "/"])
+            #expect(try await Self.pending(device).isEmpty)
+        }
+        for device in [a, b] { await device.shutdown() }
+    }
+
+    /// Here the item's own name removed (it took its link's place); there that link's folder
+    /// removed and the item edited under its own name: the edit stays, where the other device
+    /// has it (seed 7709610945279367027).
+    @Test func anEditThereKeepsAnItemWhoseLinkBothRemoved() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        try a.mkdir("d")
+        try await a.write("n", "base")
+        try a.link("n", "d/l")
+        try await a.sync()
+        try await b.sync()
+        try a.remove("n")
+        try await b.write("n", "edited there")
+        try b.remove("d/l")
+        try b.remove("d")
+        try await b.sync()
+        try await a.sync()
+        try await b.sync()
+        for device in [a, b] {
+            #expect(try await device.tree() == ["n": "edited there"])
+            #expect(try await Self.pending(device).isEmpty)
+        }
+        for device in [a, b] { await device.shutdown() }
+    }
+
     /// A name added here to a file deleted there keeps the file, with its names.
     @Test func aNewNameKeepsAFileDeletedElsewhere() async throws {
         let store = InMemoryStore()
