@@ -186,7 +186,7 @@ struct RecordApplier {
         // so it stays deleted, and so do the folders above it; its delete goes next. So
         // does an item that only lost a name there (it took one of its links' place).
         if !own, let existing, existing.deleted, let base,
-           existing.itemKind == .directory && Self.differsOnlyInTime(item, from: base) || isNameRemoval(item, base: base) {
+           (existing.itemKind == .directory && Self.differsOnlyInTime(item, from: base)) || isNameRemoval(item, base: base) {
             try BaseSnapshots.set(item, seq: seq, db)
             return
         }
@@ -536,7 +536,7 @@ struct RecordApplier {
     }
 
     /// Brings back a folder deleted here (and its deleted ancestors), to be committed as new.
-    mutating func resurrect(_ folder: inout ItemRow) throws {
+    private mutating func resurrect(_ folder: inout ItemRow) throws {
         // Deleted ancestors first, top down (iteratively: the chain comes from the store).
         var chain: [ItemRow] = []
         var next = folder.parent
