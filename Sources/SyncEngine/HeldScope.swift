@@ -60,7 +60,10 @@ struct HeldScope: Sendable {
         while changed {
             changed = false
             for (row, neighbours) in candidates where !waiting.contains(row.inode) {
-                let parentWaits = row.parent.map(waitingNew.contains) ?? false
+                // A folder moved into a folder whose own move waits, waits too: pushed alone, it
+                // may land inside itself where the others have that folder (a cycle each reader,
+                // and a device joining later, would fix with a change of its own).
+                let parentWaits = row.parent.map { waitingNew.contains($0) || (row.itemKind == .directory && waiting.contains($0)) } ?? false
                 guard parentWaits || neighbours.contains(where: waitingIDs.contains) else { continue }
                 wait(row)
                 changed = true
@@ -93,6 +96,9 @@ struct HeldScope: Sendable {
     /// folder a held upsert puts an item in, and an item put where a held upsert puts one.
     private func isHeld(_ row: ItemRow, folders: [Inode], _ db: Database) throws -> Bool {
         if items.contains(row.itemID) { return true }
+        // A link is a name of its item: nothing of a held item is pushed (a link to an item
+        // whose delete is held would name an item the committed tree no longer has).
+        if let item = row.linkedItem, items.contains(item) { return true }
         if row.deleted && row.itemKind == .directory && parents.contains(row.itemID) { return true }
         for folder in folders where try ItemRow.isInside(row.inode, folder, db) { return true }
         guard !row.deleted, row.dirtyFlags.contains(.metadata), let parent = try parentID(row, db) else { return false }

@@ -288,6 +288,13 @@ struct RecordApplier {
         if !movedHere && (row.parent != parent || row.itemName != item.name) {
             try follow(move: &row, to: parent, name: item.name)
         }
+        // A name removed here that the record already has (the item is where it puts it, as
+        // when the other device removed the same name): nothing of it is left to push. Pushed,
+        // the same snapshot again would read elsewhere as an edit, and bring back an item
+        // another device deleted.
+        if row.dirtyFlags.subtracting(.times) == [.metadata, .nameRemoved] && row.parent == parent && row.itemName == item.name {
+            row.dirtyFlags.subtract([.metadata, .nameRemoved])
+        }
         if !modeChangedHere { row.mode = Int64(item.mode) }
         if !mtimeChangedHere { row.mtime = item.mtime }
         if !xattrsChangedHere { try StoredXattrs.replace(row.inode, with: item.xattrs ?? [:], db) }
@@ -457,8 +464,13 @@ struct RecordApplier {
                 continue
             }
             let path = try currentPath(ino)
+            // Here only because its own name was removed here (it took the place of a link this
+            // record deletes with the folder): the others still have it where it is committed.
+            // Its last name went here and there: its delete is pushed.
+            let nameRemovedInto = ino != row.inode && !committedInside.contains(item.itemID)
+                && item.dirtyFlags.subtracting(.times) == [.metadata, .nameRemoved]
             item.deleted = true
-            item.dirtyFlags = []
+            item.dirtyFlags = nameRemovedInto ? .metadata : []
             try item.update(db)
             // Gone from the committed tree with its folder, even if the record did not name
             // it (a committer that had not seen it there): no base of a deleted item.

@@ -282,4 +282,26 @@ import Testing
         #expect(await b.engine.status().held?.isEmpty == true)
         for device in [a, b] { await device.shutdown() }
     }
+
+    /// A name made for a file whose delete is held is held with it: no device meets a link
+    /// to an item the committed tree deleted; once the writer closes, the new name keeps the
+    /// file, with its names (seed 5443856938670463942).
+    @Test func aLinkToAFileWhoseDeleteIsHeldWaitsWithIt() async throws {
+        let store = InMemoryStore()
+        let (a, b, writer) = try await devicesWithAWriter(store)
+        try a.remove("log.txt")
+        try await a.sync()
+        try await b.sync()
+        #expect(await b.engine.status().held?.count == 1)
+        try b.link("log.txt", "also.txt")
+        try await b.sync()
+        try await a.sync()
+        #expect(try await a.tree().isEmpty, "nothing of the held item pushed")
+        #expect(await a.engine.status().errors.isEmpty)
+        b.core.release(handle: writer)
+        try await b.sync()
+        try await a.sync()
+        for device in [a, b] { #expect(try await device.tree() == ["log.txt": "v1", "also.txt": "v1"]) }
+        for device in [a, b] { await device.shutdown() }
+    }
 }

@@ -142,6 +142,20 @@ extension SoakBatch {
         return result
     }
 
+    /// Every item id the store's checkpoints and journal name.
+    func committedIDs() async -> Set<String> {
+        var ids: Set<String> = []
+        for key in (try? await store.listAll(prefix: ContainerLayout.checkpointPrefix)) ?? [] {
+            guard let bytes = try? await store.get(key), let checkpoint = try? RecordCodec.decode(Checkpoint.self, from: bytes) else { continue }
+            ids.formUnion(checkpoint.items.map(\.id.rawValue))
+        }
+        for key in (try? await store.listAll(prefix: ContainerLayout.journalPrefix)) ?? [] {
+            guard let bytes = try? await store.get(key), let record = try? RecordCodec.decode(JournalRecord.self, from: bytes) else { continue }
+            ids.formUnion(record.ops.map(\.itemID.rawValue))
+        }
+        return ids
+    }
+
     func allIDs(_ device: TestDevice) throws -> Set<String> {
         Set(try device.metadata.read { db in try String.fetchAll(db, sql: "SELECT id FROM item") })
     }

@@ -211,7 +211,11 @@ final class SoakBatch {
             written += try writtenContent(index)
             pending[index] = try pendingEdits(index)
         }
-        let idsBefore = try devices.reduce(into: Set<String>()) { ids, device in ids.formUnion(try allIDs(device)) }
+        // What the devices know, and every id ever committed: a device back from offline may
+        // learn an item committed and deleted while it was away, and keep it (a folder that
+        // holds what it changed), which is no new item.
+        var idsBefore = try devices.reduce(into: Set<String>()) { ids, device in ids.formUnion(try allIDs(device)) }
+        idsBefore.formUnion(await committedIDs())
 
         var firstOrder: [Int] = []
         closeWriters(pass: 0, roundHasChanges: withChanges)
