@@ -484,6 +484,8 @@ extension FileSystemCore {
                 current.mtime = changed.mtime
                 current.ctime = changed.ctime
                 current.dirtyFlags.formUnion(changed.dirtyFlags)
+                // A chmod or touch is an edit: a name removed before is no longer all that changed.
+                if metadataChanged { current.dirtyFlags.remove(.nameRemoved) }
                 current.changeGen = max(current.changeGen, changed.changeGen)
                 try current.update(db)
             }

@@ -210,6 +210,30 @@ import Testing
         for device in [a, b] { await device.shutdown() }
     }
 
+    /// A chmod after a name removed is an edit like any: it stays against the other device's
+    /// content change (seed 18120039795834868131).
+    @Test func aChmodAfterANameRemovedIsAnEdit() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        try await a.write("f", "base")
+        try a.link("f", "g")
+        try await a.sync()
+        try await b.sync()
+        try a.remove("f")
+        _ = try await a.core.setAttributes(try #require(a.inode("g")), AttributeChanges(mode: 0o600), handle: nil)
+        try await b.write("f", "edited there")
+        try await b.sync()
+        try await a.sync()
+        try await b.sync()
+        for device in [a, b] {
+            #expect(try await device.tree() == ["g": "edited there"])
+            #expect(try device.core.attributes(try #require(device.inode("g"))).permissions & 0o777 == 0o600)
+            #expect(try await Self.pending(device).isEmpty)
+        }
+        for device in [a, b] { await device.shutdown() }
+    }
+
     /// A name added here to a file deleted there keeps the file, with its names.
     @Test func aNewNameKeepsAFileDeletedElsewhere() async throws {
         let store = InMemoryStore()
