@@ -147,19 +147,15 @@ import Testing
         try a.remove("old.bin")
         try await a.sync()
         // A successful cycle a second after the last try starts one (an earlier one, on a
-        // slow machine, may have found nothing yet, or only part: a run that began between
-        // the two syncs above sees one object unnamed, the next run the other).
-        var deleted = 0
-        var seen: Set<String> = []
-        for _ in 0..<100 {
-            if let report = await a.engine.lastCollection(), seen.insert("\(report)").inserted { deleted += report.deleted }
-            if try await Self.objectBytes(store) == 0 { break }
+        // slow machine, may have found nothing yet, or only part). Nothing else deletes
+        // objects here: the store emptied is the proof (a later run that found nothing may
+        // have replaced the report of the one that deleted them).
+        for _ in 0..<100 where try await Self.objectBytes(store) != 0 {
             try await a.sync()
             try await Task.sleep(for: .milliseconds(100))
         }
-        if let report = await a.engine.lastCollection(), seen.insert("\(report)").inserted { deleted += report.deleted }
         #expect(try await Self.objectBytes(store) == 0)
-        #expect(deleted >= 1, "collected by itself: \(seen)")
+        #expect(await a.engine.lastCollection() != nil)
         await a.shutdown()
     }
 
