@@ -70,13 +70,13 @@ public enum RecordValidator {
         return item
     }
 
-    /// The thumbnails a reader keeps: acceptable ones, the first of each size, at most
-    /// `Thumbnail.maxCount`; the others are dropped silently (the item is not refused).
+    /// The thumbnails a reader keeps: acceptable ones, the first of each size; the others
+    /// are dropped silently (the item is not refused).
     static func kept(_ thumbnails: [Thumbnail]?) -> [Thumbnail]? {
         guard let thumbnails else { return nil }
         var sizes: Set<Int> = []
-        let kept = thumbnails.filter { $0.isAcceptable && sizes.insert($0.size).inserted }.prefix(Thumbnail.maxCount)
-        return kept.isEmpty ? nil : Array(kept)
+        let kept = thumbnails.filter { $0.isAcceptable && sizes.insert($0.size).inserted }
+        return kept.isEmpty ? nil : kept
     }
 
     /// The root's attributes as they may be applied: the same rules as a folder's.

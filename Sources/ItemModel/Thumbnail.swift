@@ -9,9 +9,8 @@ public struct Thumbnail: Hashable, Sendable, Codable {
 
     /// normal, large, x-large and xx-large of the freedesktop thumbnail specification.
     public static let sizes: Set<Int> = [128, 256, 512, 1024]
-    /// The most bytes one thumbnail may have, and the most thumbnails one item may carry.
+    /// The most bytes one thumbnail may have (an item carries at most one of each size).
     public static let maxBytes: Int64 = 1 << 20
-    public static let maxCount = 4
 
     public init(size: Int, blocks: [BlockReference]) {
         self.size = size

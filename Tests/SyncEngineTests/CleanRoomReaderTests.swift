@@ -79,21 +79,7 @@ import Testing
     /// twice, xattr names that are one in NFC, setuid bits. A fresh (read-only) device and
     /// the reader apply the document's rules alike, and the rules say what they show.
     @Test func recordsNoCarefulWriterMakesAreReadAlike() async throws {
-        let root = try TemporaryDirectories.make("ubiqfs-clean-room-hand")
-        let store = try LocalFolderStore(root: root + "/store", container: "c")
-        let a = try await TestDevice(store: store, name: "a", configuration: Self.configuration(encrypted: false, creator: true))
-        try a.mkdir("docs")
-        try await a.write("docs/a.txt", "a")
-        try await a.write("b.txt", "b")
-        try await a.sync()
-        var ids: [String] = []
-        for path in ["docs", "docs/a.txt", "b.txt"] {
-            let ino = try #require(a.inode(path))
-            let row = try await a.metadata.read { db in try ItemRow.find(ino: ino, db) }
-            ids.append(try #require(row).itemID.rawValue)
-        }
-        let (docs, fileA, fileB) = (ids[0], ids[1], ids[2])
-        await a.shutdown()
+        let (root, store, docs, fileA, fileB) = try await Self.smallContainer("ubiqfs-clean-room-hand")
         func fresh() -> String { ItemID.random().rawValue }
         typealias Hand = HandWrittenRecords
         var journal = try await HandWrittenRecords(store: store)
@@ -146,20 +132,7 @@ import Testing
     /// takes its links with it, and thumbnails kept or dropped. The device and the reader
     /// agree, and show what the rules say.
     @Test func linksWrittenByHandAreReadAlike() async throws {
-        let root = try TemporaryDirectories.make("ubiqfs-clean-room-links")
-        let store = try LocalFolderStore(root: root + "/store", container: "c")
-        let a = try await TestDevice(store: store, name: "a", configuration: Self.configuration(encrypted: false, creator: true))
-        try a.mkdir("docs")
-        try await a.write("docs/a.txt", "a")
-        try await a.write("b.txt", "b")
-        try await a.sync()
-        var ids: [String] = []
-        for path in ["docs", "docs/a.txt", "b.txt"] {
-            let ino = try #require(a.inode(path))
-            ids.append(try #require(try await a.metadata.read { db in try ItemRow.find(ino: ino, db) }).itemID.rawValue)
-        }
-        let (docs, fileA, fileB) = (ids[0], ids[1], ids[2])
-        await a.shutdown()
+        let (root, store, docs, fileA, fileB) = try await Self.smallContainer("ubiqfs-clean-room-links")
         func fresh() -> String { ItemID.random().rawValue }
         typealias Hand = HandWrittenRecords
         var journal = try await HandWrittenRecords(store: store)
@@ -276,6 +249,25 @@ import Testing
         try device.remove("gone/inside.txt")
         try device.remove("gone")
         try await device.sync()
+    }
+
+    /// A plain container made by an engine, for records written by hand after its own:
+    /// `docs/a.txt` and `b.txt`, with the ids of `docs`, `docs/a.txt` and `b.txt`.
+    static func smallContainer(_ name: String) async throws -> (root: String, store: LocalFolderStore, docs: String, fileA: String, fileB: String) {
+        let root = try TemporaryDirectories.make(name)
+        let store = try LocalFolderStore(root: root + "/store", container: "c")
+        let a = try await TestDevice(store: store, name: "a", configuration: Self.configuration(encrypted: false, creator: true))
+        try a.mkdir("docs")
+        try await a.write("docs/a.txt", "a")
+        try await a.write("b.txt", "b")
+        try await a.sync()
+        var ids: [String] = []
+        for path in ["docs", "docs/a.txt", "b.txt"] {
+            let ino = try #require(a.inode(path))
+            ids.append(try #require(try await a.metadata.read { db in try ItemRow.find(ino: ino, db) }).itemID.rawValue)
+        }
+        await a.shutdown()
+        return (root, store, ids[0], ids[1], ids[2])
     }
 
     /// The clean-room reader's view of the container folder `container`.
