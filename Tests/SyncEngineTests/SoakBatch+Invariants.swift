@@ -198,28 +198,23 @@ extension SoakBatch {
     /// The cache holds exactly the content of the local files, and says so.
     /// `open`: a file a long writer holds open, whose content stays for its descriptor even
     /// once deleted.
-    func checkCache(_ device: TestDevice, open: Inode? = nil, _ stats: inout SoakStats) throws {
+    func checkCache(_ device: TestDevice, open: Inode? = nil, _ stats: inout SoakStats) async throws {
         let directory = device.cache.directory
-        // tmp/ holds downloads in flight, reserve the space kept for deletes on a full disk.
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0 != "tmp" && $0 != "reserve" }
-        var sizes: [Inode: Int64] = [:]
-        var allocated: Int64 = 0
-        for name in names {
-            guard let ino = UInt64(name).map(Inode.init(rawValue:)) else {
-                fail("\(device.name): stray file cache/\(name)")
-                continue
-            }
-            var info = stat()
-            guard lstat(directory + "/" + name, &info) == 0 else { continue }
-            sizes[ino] = Int64(info.st_size)
-            allocated += Int64(info.st_blocks) * 512
+        // The engine removes deleted content in the background (`removalDelay` after its
+        // delete): a listing and the report taken on either side of one removal differ,
+        // so they must agree on one of a few tries.
+        var (sizes, allocated) = try scanCache(device)
+        var reported = device.core.cacheBytes()
+        for _ in 0..<5 where reported != allocated {
+            try await Task.sleep(for: .milliseconds(20))
+            (sizes, allocated) = try scanCache(device)
+            reported = device.core.cacheBytes()
         }
         stats.checked("cache accounting")
-        let reported = device.core.cacheBytes()
         if reported != allocated { fail("\(device.name): cacheBytes() says \(reported), the cache files take \(allocated)") }
         let temporaries = (try? FileManager.default.contentsOfDirectory(atPath: directory + "/tmp")) ?? []
         if !temporaries.isEmpty { fail("\(device.name): cache/tmp holds \(temporaries)") }
-        let rows = try device.metadata.read { db in try ItemRow.fetchAll(db) }
+        let rows = try await device.metadata.read { db in try ItemRow.fetchAll(db) }
         // Local and partial files have a cache file (a partial one is a sparse file of the item's size).
         let local = Dictionary(uniqueKeysWithValues: rows.filter { !$0.deleted && $0.itemKind == .file && $0.contentState.hasCacheFile }.map { ($0.inode, $0) })
         for (ino, row) in local {
@@ -239,13 +234,33 @@ extension SoakBatch {
         }
     }
 
+    /// Each cache file's size, and the bytes all of them take on disk (`tmp/` holds downloads
+    /// in flight, `reserve` the space kept for deletes on a full disk).
+    private func scanCache(_ device: TestDevice) throws -> (sizes: [Inode: Int64], allocated: Int64) {
+        let directory = device.cache.directory
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0 != "tmp" && $0 != "reserve" }
+        var sizes: [Inode: Int64] = [:]
+        var allocated: Int64 = 0
+        for name in names {
+            guard let ino = UInt64(name).map(Inode.init(rawValue:)) else {
+                fail("\(device.name): stray file cache/\(name)")
+                continue
+            }
+            var info = stat()
+            guard lstat(directory + "/" + name, &info) == 0 else { continue }
+            sizes[ino] = Int64(info.st_size)
+            allocated += Int64(info.st_blocks) * 512
+        }
+        return (sizes, allocated)
+    }
+
     /// A new device joins from the newest checkpoint and the journal after it.
     func lateJoiner(_ stats: inout SoakStats) async throws {
         let journal = try await store.listAll(prefix: ContainerLayout.journalPrefix).count
         let late = try await TestDevice(store: store, name: "late", checkpointInterval: 16, configuration: Self.configuration(seed: seed))
         do {
             let before = failures.count
-            try checkLateJoiner(late, &stats)
+            try await checkLateJoiner(late, &stats)
             let journalAfter = try await store.listAll(prefix: ContainerLayout.journalPrefix).count
             stats.checked("late device commits nothing")
             if journalAfter != journal { fail("the device joining after the last round committed \(journalAfter - journal) journal records") }
@@ -261,7 +276,7 @@ extension SoakBatch {
         if failures.isEmpty { try? FileManager.default.removeItem(atPath: late.stateDir) }
     }
 
-    func checkLateJoiner(_ late: TestDevice, _ stats: inout SoakStats) throws {
+    func checkLateJoiner(_ late: TestDevice, _ stats: inout SoakStats) async throws {
         let reference = devices[0]
         let expected = try snapshot(reference)
         let tree = try snapshot(late)
@@ -273,7 +288,7 @@ extension SoakBatch {
             }.joined(separator: "\n"))
         }
         try checkMetadata(late, quiescent: true, &stats)
-        try checkCache(late, &stats)
+        try await checkCache(late, &stats)
     }
 
     /// What the store says about some items: checkpoints that hold them, journal operations

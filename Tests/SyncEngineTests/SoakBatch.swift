@@ -254,7 +254,7 @@ final class SoakBatch {
         try await checkQuiet(journal: journal, holding: holding, &stats)
         for index in devices.indices {
             try checkMetadata(devices[index], quiescent: !models[index].offline && !holding.contains(index), &stats)
-            try checkCache(devices[index], open: writers[index]?.ino, &stats)
+            try await checkCache(devices[index], open: writers[index]?.ino, &stats)
         }
 
         for index in online {
