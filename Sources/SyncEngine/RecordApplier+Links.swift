@@ -54,6 +54,26 @@ extension RecordApplier {
         }
     }
 
+    /// An item whose own name was removed here, in a folder a record deletes: if a live link
+    /// outside `subtree` (and not deleted by the record) still names it, the item takes
+    /// that link's place and the link's delete is pushed, as a writer's removal does.
+    mutating func moveToLink(_ item: inout ItemRow, outside subtree: Set<Inode>) throws -> Bool {
+        let candidates = try ItemRow.links(to: item.itemID, db)
+        guard var link = candidates.first(where: { !subtree.contains($0.inode) && !deletes.contains($0.itemID) }) else { return false }
+        let from = try currentPath(item.inode)
+        link.deleted = true
+        link.markChanged(.metadata, now: now)
+        try link.update(db)
+        outcome.invalidations.append(.entry(parent: link.parent ?? Inode.root, name: link.itemName.bytes))
+        outcome.invalidations.append(.entry(parent: item.parent ?? Inode.root, name: item.itemName.bytes))
+        (item.parent, item.itemName) = (link.parent, link.itemName)
+        item.markChanged([.metadata, .nameRemoved], now: now)
+        try item.update(db)
+        outcome.invalidations.append(.inode(item.inode, data: false))
+        note(.moved, item.inode, from: from)
+        return true
+    }
+
     /// A name added or removed changes its item's link count, which the kernel caches.
     mutating func invalidateNamedItem(of row: ItemRow) throws {
         guard row.isLink, let item = try ItemRow.resolved(row, db) else { return }

@@ -190,7 +190,15 @@ struct RecordApplier {
             try BaseSnapshots.set(item, seq: seq, db)
             return
         }
-        guard let parent = try folder(of: item, seq: seq) else { return }
+        // An item this device moved elsewhere stays there: the record's folder, deleted
+        // here, receives nothing and stays deleted (its delete goes next).
+        var staysMovedHere = false
+        if !own, let row = existing, !row.deleted, row.itemKind == item.kind {
+            let conflict = row.dirtyFlags.contains(.content) && item.kind == .file
+                && !(item.blocks ?? []).sameContent(as: base?.blocks ?? row.blockList)
+            staysMovedHere = try !conflict && keepsLocalPlace(row, base: base)
+        }
+        guard let parent = try folder(of: item, seq: seq, bringBack: !staysMovedHere) else { return }
         if let existing, existing.itemKind != item.kind {
             outcome.refused.append("journal \(seq): \(item.name) refused: an item cannot change from \(existing.itemKind.rawValue) to \(item.kind.rawValue)")
             return
@@ -219,9 +227,10 @@ struct RecordApplier {
         try row.update(db)
     }
 
-    /// The live folder an upsert goes into (brought back if it was deleted here: a remote
-    /// change into it wins); nil, and the item refused, if there is none.
-    mutating func folder(of item: ItemSnapshot, seq: UInt64) throws -> Inode? {
+    /// The folder an upsert goes into, brought back if it was deleted here (a remote change
+    /// into it wins) unless `bringBack` is false (the item stays elsewhere); nil, and the
+    /// item refused, if there is none.
+    mutating func folder(of item: ItemSnapshot, seq: UInt64, bringBack: Bool = true) throws -> Inode? {
         guard var parent = item.parent == .root ? try ItemRow.find(ino: Inode.root, db) : try ItemRow.find(id: item.parent, db) else {
             outcome.refused.append("journal \(seq): \(item.name) refused: its folder \(item.parent) does not exist")
             return nil
@@ -230,7 +239,7 @@ struct RecordApplier {
             outcome.refused.append("journal \(seq): \(item.name) refused: its parent is not a folder")
             return nil
         }
-        if parent.deleted { try resurrect(&parent) }
+        if parent.deleted && bringBack { try resurrect(&parent) }
         return parent.inode
     }
 
@@ -275,13 +284,7 @@ struct RecordApplier {
         // A folder's time alone follows the names changing in it, which have events of their own.
         let timeDiffers = row.mtime != item.mtime && item.kind != .directory
         let metadataDiffers = UInt32(row.mode) != item.mode || timeDiffers || localXattrs != (item.xattrs ?? [:])
-        let baseParent: Inode? = base.flatMap { base in
-            base.parent == .root ? Inode.root : (try? ItemRow.find(id: base.parent, db))?.inode
-        }
-        // A name removed here moved the item to a link's place: once that link is gone there
-        // too, the record's place stands (no one has a name for the item where it is).
-        let movedHere = try localMetadata && (base == nil || row.parent != baseParent || row.itemName != base?.name)
-            && !(row.dirtyFlags.subtracting(.times) == [.metadata, .nameRemoved] && !holdsLinkPlace(row))
+        let movedHere = try keepsLocalPlace(row, base: base)
         let modeChangedHere = localMetadata && (base == nil || UInt32(row.mode) != base?.mode)
         let mtimeChangedHere = (localMetadata || row.dirtyFlags.contains(.times)) && (base == nil || row.mtime != base?.mtime)
         let xattrsChangedHere = localMetadata && (base == nil || localXattrs != (base?.xattrs ?? [:]))
@@ -321,6 +324,18 @@ struct RecordApplier {
             outcome.invalidations.append(.inode(row.inode, data: false))
             if metadataDiffers { note(.modified, row.inode, detail: "metadata") }
         }
+    }
+
+    /// Whether a place changed here stays (the merge keeps it). A name removed here moved
+    /// the item to a link's place: once that link is gone there too, the record's place
+    /// stands (no one has a name for the item where it is).
+    private func keepsLocalPlace(_ row: ItemRow, base: ItemSnapshot?) throws -> Bool {
+        guard row.dirtyFlags.contains(.metadata) else { return false }
+        let baseParent: Inode? = try base.flatMap { base in
+            base.parent == .root ? Inode.root : try ItemRow.find(id: base.parent, db)?.inode
+        }
+        guard base == nil || row.parent != baseParent || row.itemName != base?.name else { return false }
+        return try !(row.dirtyFlags.subtracting(.times) == [.metadata, .nameRemoved] && !holdsLinkPlace(row))
     }
 
     /// Another device moved the item: so does this one, unless that would put a folder
@@ -441,6 +456,7 @@ struct RecordApplier {
         // What is inside a changed item stays with it: a folder moved in here is not part of
         // what the other device deleted (its contents are not even in that device's folder).
         let subtree = try ItemRow.subtreeStoppingAtChanges(of: row.inode, db)
+        let subtreeSet = Set(subtree)
         // Deepest first, so a folder is decided after everything in it.
         var survivors: Set<Inode> = []
         for ino in subtree.reversed() {
@@ -463,12 +479,14 @@ struct RecordApplier {
                 try item.update(db)
                 continue
             }
-            let path = try currentPath(ino)
             // Here only because its own name was removed here (it took the place of a link this
             // record deletes with the folder): the others still have it where it is committed.
-            // Its last name went here and there: its delete is pushed.
+            // Its last name went here and there, and its delete is pushed, unless another link
+            // outside the folder still names it: then the removal moves it on to that one.
             let nameRemovedInto = ino != row.inode && !committedInside.contains(item.itemID)
                 && item.dirtyFlags.subtracting(.times) == [.metadata, .nameRemoved]
+            if nameRemovedInto, try moveToLink(&item, outside: subtreeSet) { continue }
+            let path = try currentPath(ino)
             item.deleted = true
             item.dirtyFlags = nameRemovedInto ? .metadata : []
             try item.update(db)

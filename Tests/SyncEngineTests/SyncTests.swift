@@ -185,6 +185,32 @@ import Testing
         await b.shutdown()
     }
 
+    /// A change there to an item this device moved out of a folder it then deleted: the item
+    /// takes the change where it is, and the folder, which receives nothing, stays deleted
+    /// (seed 17027586621917300470).
+    @Test func aChangeToAnItemMovedOutOfAFolderDeletedHereLeavesTheFolderDeleted() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        try a.mkdir("d")
+        try await a.write("d/f", "x")
+        try await a.sync()
+        try await b.sync()
+        try b.rename("d/f", "f")
+        try b.remove("d")
+        try a.core.setXattr(try #require(a.inode("d/f")), name: Array("user.k".utf8), value: Array("v".utf8), flags: 0)
+        try await a.sync()
+        try await b.sync()
+        try await a.sync()
+        for device in [a, b] {
+            #expect(try await device.tree() == ["f": "x"])
+            #expect(try device.core.getXattr(try #require(device.inode("f")), name: Array("user.k".utf8)) == Array("v".utf8))
+            #expect(await device.engine.status().pendingItems == 0)
+        }
+        await a.shutdown()
+        await b.shutdown()
+    }
+
     @Test func crossedMovesNeverMakeACycleNorLoseAFolder() async throws {
         let store = InMemoryStore()
         let a = try await TestDevice(store: store, name: "a")
