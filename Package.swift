@@ -30,6 +30,7 @@ let package = Package(
         .target(name: "FuseKit", dependencies: ["CFuse3", "Inodes"]),
         .target(name: "CSystemShims"),
         .target(name: "ItemModel"),
+        .target(name: "IgnoreRules"),
         .target(name: "FileCoordinator", dependencies: ["Inodes"]),
         .target(name: "ContainerStore", dependencies: ["ItemModel"]),
         .target(
@@ -84,6 +85,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "ItemModelTests", dependencies: ["ItemModel"]),
+        .testTarget(name: "IgnoreRulesTests", dependencies: ["IgnoreRules", "ItemModel"]),
         .testTarget(name: "FileCoordinatorTests", dependencies: ["FileCoordinator", "Inodes", "ItemModel"]),
         // Starts and stops a real SeaweedFS server for the tests that need an S3 service.
         .target(name: "SeaweedFSFixture", dependencies: ["S3Store", "ContainerStore"], path: "Tests/SeaweedFSFixture"),
