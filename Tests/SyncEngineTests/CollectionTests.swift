@@ -149,8 +149,11 @@ import Testing
         // A successful cycle a second after the last try starts one (an earlier one, on a
         // slow machine, may have found nothing yet, or only part). Nothing else deletes
         // objects here: the store emptied is the proof (a later run that found nothing may
-        // have replaced the report of the one that deleted them).
-        for _ in 0..<100 where try await Self.objectBytes(store) != 0 {
+        // have replaced the report of the one that deleted them), and its report follows
+        // the deletes.
+        for _ in 0..<100 {
+            let reported = await a.engine.lastCollection() != nil
+            if try await Self.objectBytes(store) == 0 && reported { break }
             try await a.sync()
             try await Task.sleep(for: .milliseconds(100))
         }

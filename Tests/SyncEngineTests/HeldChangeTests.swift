@@ -304,4 +304,40 @@ import Testing
         for device in [a, b] { #expect(try await device.tree() == ["log.txt": "v1", "also.txt": "v1"]) }
         for device in [a, b] { await device.shutdown() }
     }
+
+    /// A link held back for a writer (its item has a held change) lands in a folder after
+    /// another device deleted that folder, which it saw empty: the folder comes back, as
+    /// for any remote upsert into a folder deleted locally (seed 9750427853464762480).
+    @Test func aHeldBackLinkBringsBackTheFolderAnotherDeviceDeletedEmpty() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        try await a.write("notes", "v1")
+        try await a.sync()
+        try await b.sync()
+        // a holds notes open for writing; b's new version of it is held on a.
+        let writer = try await a.open(try #require(a.inode("notes")), flags: O_WRONLY)
+        try await b.write("notes", "v2 from b")
+        try await b.sync()
+        try await a.sync()
+        #expect(await a.engine.status().held?.count == 1)
+        // a makes d and links notes into it: d is pushed, the link is held back.
+        try a.mkdir("d")
+        try a.link("notes", "d/n")
+        try await a.sync()
+        #expect(try await a.engine.heldBack().count == 1)
+        try await b.sync()
+        #expect(try await b.tree() == ["d": "/", "notes": "v2 from b"])
+        // b deletes d, which it has empty; a's writer closes and a pushes the link first.
+        try b.remove("d")
+        a.core.release(handle: writer)
+        try await a.sync()
+        try await b.sync()
+        try await a.sync()
+        let treeB = try await b.tree()
+        #expect(treeB == ["d": "/", "d/n": "v2 from b", "notes": "v2 from b"])
+        #expect(try await a.tree() == treeB)
+        await a.shutdown()
+        await b.shutdown()
+    }
 }

@@ -111,7 +111,17 @@ extension SoakBatch {
             }
         }
         windowDeleted = []
-        windowTouched = windowTouched.indices.map { windowTouched[$0].intersection(held[$0] ?? []) }
+        // A held item, and the folders above it there that this device touched: a held-back
+        // item (a link to a held file, say) is pushed into its folder only once the held
+        // change lands, and brings that folder back on a device that deleted it meanwhile,
+        // even one that saw it empty (docs/CONTAINER-FORMAT.md, "Remote upsert into a folder
+        // deleted locally").
+        var keep: [Set<String>] = []
+        for index in windowTouched.indices {
+            let ids = held[index] ?? []
+            keep.append(ids.isEmpty ? [] : ids.union(try foldersAbove(ids, on: devices[index])))
+        }
+        windowTouched = windowTouched.indices.map { windowTouched[$0].intersection(keep[$0]) }
     }
 
     /// A second sync of the online devices: nothing to transfer, nothing to commit.

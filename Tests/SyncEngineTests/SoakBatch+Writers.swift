@@ -77,6 +77,22 @@ extension SoakBatch {
         return result
     }
 
+    /// The ids of the folders above the items `ids` on `device` (the root excluded), from
+    /// the rows (a link's row is its own, with its own folder).
+    func foldersAbove(_ ids: Set<String>, on device: TestDevice) throws -> Set<String> {
+        try device.metadata.read { db in
+            var result: Set<String> = []
+            for id in ids {
+                var next = try ItemRow.find(id: ItemID(id), db)?.parent
+                while let ino = next, ino != Inode.root, let folder = try ItemRow.find(ino: ino, db), result.count < 10_000 {
+                    result.insert(folder.itemID.rawValue)
+                    next = folder.parent
+                }
+            }
+            return result
+        }
+    }
+
     /// The files whose held change is a new version: this device has not seen it, so an
     /// edit it makes before it is applied is a conflict (`expectedCopies`).
     func heldVersions(_ device: TestDevice) throws -> Set<String> {
