@@ -71,7 +71,7 @@ let package = Package(
             name: "CloudFileSystem",
             dependencies: [
                 "FuseKit", "Inodes", "ItemModel", "MetadataStore", "ContentCache", "FileCoordinator",
-                "ContainerStore", "ContainerCrypto", "SyncEngine", "CSystemShims",
+                "ContainerStore", "ContainerCrypto", "SyncEngine", "CSystemShims", "IgnoreRules",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -79,7 +79,7 @@ let package = Package(
         .executableTarget(
             name: "ubiqfs",
             dependencies: [
-                "CloudFileSystem", "ContainerStore", "ContainerCrypto", "S3Store", "SyncEngine", "FileCoordinator", "FuseKit", "Inodes", "CSystemShims",
+                "CloudFileSystem", "ContainerStore", "ContainerCrypto", "S3Store", "SyncEngine", "FileCoordinator", "FuseKit", "Inodes", "CSystemShims", "IgnoreRules",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,4 +1,5 @@
 import ContainerCrypto
+import IgnoreRules
 import ContainerStore
 import ContentCache
 import CSystemShims
@@ -26,7 +27,7 @@ public struct DeviceStack: Sendable {
 
     public static func open(
         store: any ContainerStore, stateDir: String, deviceName: String, configuration: SyncConfiguration, logger: Logger,
-        accessTimes: AccessTimes = AccessTimes()
+        accessTimes: AccessTimes = AccessTimes(), deviceIgnores: IgnoreList = IgnoreList(folder: [], source: "this device's list", patterns: [])
     ) async throws -> DeviceStack {
         try StateRecovery.quarantineIfDamaged(stateDir: stateDir, logger: logger)
         let metadata = try MetadataStore(path: stateDir + "/state.db")
@@ -48,17 +49,19 @@ public struct DeviceStack: Sendable {
         let store: any ContainerStore = cipher.map { SealedStore(store, cipher: $0) } ?? store
         let handles = HandleTable()
         let notifier = KernelNotifier(handles: handles)
+        let ignores = IgnoreIndex(device: deviceIgnores, cache: cache, logger: logger)
         let coordinator = FileCoordinator()
         let sync = try SyncEngine(
             store: store, info: info, device: device, metadata: metadata, cache: cache, coordinator: coordinator,
-            activity: handles, invalidations: notifier, configuration: configuration, logger: logger
+            activity: handles, invalidations: InvalidationFanout([notifier, ignores]), configuration: configuration, logger: logger
         )
         let controlSocketPath = stateDir + "/control.sock"
         let core = FileSystemCore(
             metadata: metadata, cache: cache, coordinator: coordinator, handles: handles, sync: sync,
-            notifier: notifier, controlSocketPath: controlSocketPath, logger: logger, accessTimes: accessTimes
+            notifier: notifier, controlSocketPath: controlSocketPath, logger: logger, accessTimes: accessTimes, ignores: ignores
         )
         try StateRecovery.recoverPending(stateDir: stateDir, core: core, logger: logger)
+        try core.applyDeviceIgnores()
         return DeviceStack(
             metadata: metadata, cache: cache, coordinator: coordinator, handles: handles, notifier: notifier,
             sync: sync, core: core, controlSocketPath: controlSocketPath

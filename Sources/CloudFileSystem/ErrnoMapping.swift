@@ -38,6 +38,7 @@ enum ErrnoMapping {
         case .busy: EBUSY
         case .readOnly: EROFS
         case .tooManyLinks: EMLINK
+        case .crossDevice: EXDEV
         }
     }
 }

@@ -251,7 +251,8 @@ extension FileSystemCore {
         do {
             let heldCommittedContent = try metadata.write { db -> Bool in
                 guard var row = try ItemRow.find(ino: ino, db) else { return false }
-                let committed = row.contentState == .local && !row.dirtyFlags.contains(.content)
+                // An ignored file's content is its only copy, never committed: nothing to keep apart.
+                let committed = row.contentState == .local && !row.dirtyFlags.contains(.content) && !row.isIgnored
                 row.contentState = .local
                 row.markChanged(.content, now: Timestamp.now())
                 try row.update(db)
@@ -365,6 +366,7 @@ extension FileSystemCore {
         guard let closed = handles.close(handle) else { return }
         if closed.lastWriter {
             sync.localChange()
+            noteIgnoreFileWritten(closed.file.ino)
             if sync.feed.isWatched, let row = try? row(closed.file.ino), row.dirtyFlags.contains(.content), !row.deleted {
                 emit(.modified, row.inode)
             }

@@ -31,15 +31,20 @@ extension FileSystemCore {
             try write { db -> (ItemRow, ItemRow) in
                 guard var item = try ItemRow.find(ino: ino, db), !item.deleted else { throw FileSystemError(.notFound) }
                 guard item.itemKind != .directory, !item.isLink else { throw FileSystemError(.notPermitted, "folders cannot be linked") }
-                _ = try Self.liveDirectory(newParent, db)
+                let folder = try Self.liveDirectory(newParent, db)
                 if try ItemRow.child(of: newParent, named: name, db) != nil { throw FileSystemError(.exists) }
                 guard try ItemRow.nameCount(of: item.itemID, db) < Self.maxNames else { throw FileSystemError(.tooManyLinks) }
                 var link = ItemRow.newLink(to: item.itemID, parent: newParent, name: name, now: now)
+                // Every name of an item syncs, or none: `ln` across the line fails as across filesystems.
+                link.ignoreMarks = try ignoreMarks(of: name, isDirectory: false, in: folder, db)
+                guard link.isIgnored == item.isIgnored else {
+                    throw FileSystemError(.crossDevice, "\(name) would \(item.isIgnored ? "sync" : "be ignored") while \(item.itemName) \(item.isIgnored ? "is ignored" : "syncs")")
+                }
                 link.markChanged(.metadata, now: now)
                 try link.insert(db)
                 item.ctime = now
                 try item.update(db)
-                try ItemRow.touchFolders([newParent], now: now, db)
+                try ItemRow.touchFolders([newParent], now: now, pushed: !link.isIgnored, db)
                 return (item, link)
             }
         }

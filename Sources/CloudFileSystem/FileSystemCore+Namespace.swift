@@ -34,9 +34,11 @@ extension FileSystemCore {
                 )
                 row.contentState = .local
                 row.rdev = rdev.map { Int64(bitPattern: $0) }
+                row.ignoreMarks = try ignoreMarks(of: itemName, isDirectory: kind == .directory, in: folder, db)
                 row.markChanged(kind == .file ? [.metadata, .content] : .metadata, now: now)
                 try row.insert(db)
-                try ItemRow.touchFolders([parent], now: now, db)
+                // An ignored item's name changes its folder here only: nothing to push.
+                try ItemRow.touchFolders([parent], now: now, pushed: !row.isIgnored, db)
                 return row
             }
             if kind == .file {
@@ -56,7 +58,8 @@ extension FileSystemCore {
             }
             created.contentState = .local
             handles.addLookup(created.inode)
-            sync.localChange()
+            if itemName.bytes == Self.ignoreFileName { ignoreRulesChanged(in: parent) }
+            if !created.isIgnored { sync.localChange() }
             emit(.created, created.inode)
             return created
         }
@@ -149,7 +152,7 @@ extension FileSystemCore {
             replaced = try write { db -> NameRemoval? in
                 guard var moving = try ItemRow.find(ino: source.inode, db), !moving.deleted, moving.parent == parent,
                       moving.itemName == sourceName else { throw FileSystemError(.notFound) }
-                _ = try Self.liveDirectory(newParent, db)
+                let newFolder = try Self.liveDirectory(newParent, db)
                 let existing = try ItemRow.child(of: newParent, named: targetName, db)
                 guard existing?.inode == target?.inode else { throw FileSystemError(.busy, "folder changed during rename") }
                 let now = Timestamp.now()
@@ -159,8 +162,14 @@ extension FileSystemCore {
                 if exchange {
                     guard let other = existing else { throw FileSystemError(.notFound) }
                     try Self.exchange(moving, other, db, now: now)
+                    try followIgnoreRules(moved: [(moving.inode, moving.isIgnored), (other.inode, other.isIgnored)], now: now, db)
                     return nil
                 }
+                // Into or out of an ignored place: the item starts or stops syncing first
+                // (a safe save from an ignored temporary file then keeps the original's id).
+                let wasIgnored = moving.isIgnored
+                let marks = try ignoreMarks(of: targetName, isDirectory: moving.itemKind == .directory, in: newFolder, keeping: moving.ignoreMarks, db)
+                _ = try setOwnIgnoreMarks(&moving, to: marks, .strict(.crossDevice), now: now, db)
                 var victim: NameRemoval?
                 if let existing {
                     if noReplace { throw FileSystemError(.exists) }
@@ -171,11 +180,14 @@ extension FileSystemCore {
                 moving.itemName = targetName
                 moving.markChanged(.metadata, now: now)
                 try moving.update(db)
-                try ItemRow.touchFolders([parent, newParent], now: now, db)
+                try ItemRow.touchFolders([parent, newParent], now: now, pushed: !(wasIgnored && moving.isIgnored), db)
+                try followIgnoreRules(moved: [(moving.inode, wasIgnored)], now: now, db)
                 return victim
             }
         }
         if let replaced { settle(replaced) }
+        if sourceName.bytes == Self.ignoreFileName { ignoreRulesChanged(in: parent) }
+        if targetName.bytes == Self.ignoreFileName { ignoreRulesChanged(in: newParent) }
         sync.localChange()
         if let fromPath {
             if exchange, let target, let targetPath {
@@ -234,7 +246,7 @@ extension FileSystemCore {
         moving.itemID = keptID
         moving.baseSeq = existing.baseSeq
         moving.blockList = existing.blockList
-        moving.dirtyFlags.insert(.content)
+        if !moving.isIgnored { moving.dirtyFlags.insert(.content) }
         return .item(existing.inode)
     }
 

@@ -32,6 +32,7 @@ extension FileSystemCore {
         case "user.ubiqfs.id": return Array(row.itemID.rawValue.utf8)
         case "user.ubiqfs.version": return Array(String(row.baseSeq).utf8)
         case "user.ubiqfs.pinned": return try read { db in try ItemRow.isPinned(ino, db) } ? [49] : [48]
+        case "user.ubiqfs.ignored": return row.isIgnored ? [49] : [48]
         case "user.ubiqfs.state": return Array(state(of: row, transfer: downloads.transfers.transfer(ino)).utf8)
         case "user.ubiqfs.progress":
             return Array(String(progress(of: row, transfer: downloads.transfers.transfer(ino))).utf8)
@@ -52,9 +53,10 @@ extension FileSystemCore {
         }
     }
 
-    /// The word of `user.ubiqfs.state`: the first of downloading/uploading, error,
+    /// The word of `user.ubiqfs.state`: the first of ignored, downloading/uploading, error,
     /// pending, placeholder, partial, local that applies.
     func state(of row: ItemRow, transfer: TransferTable.Transfer?) -> String {
+        if row.isIgnored { return "ignored" }
         if let transfer {
             return transfer.direction == .download ? "downloading" : "uploading"
         }
@@ -123,7 +125,7 @@ extension FileSystemCore {
             return
         }
         let files = try read { db in
-            try Self.itemsUnder(ino, db).filter { $0.itemKind == .file && (caller?.mayChange($0) ?? true) }.map(\.inode)
+            try Self.itemsUnder(ino, db).filter { $0.itemKind == .file && !$0.isIgnored && (caller?.mayChange($0) ?? true) }.map(\.inode)
         }
         var first: FileSystemError?
         for file in files {
@@ -137,6 +139,9 @@ extension FileSystemCore {
             let evicted = try write(freeing: true) { db -> Bool in
                 guard let row = try ItemRow.find(ino: ino, db), !row.deleted else { throw FileSystemError(.notFound) }
                 guard row.itemKind == .file, row.contentState != .placeholder else { return false }
+                if row.isIgnored {
+                    throw FileSystemError(.notPermitted, "\(row.itemName) is ignored: it stays on this device, which has its only copy")
+                }
                 if try ItemRow.isPinned(ino, db) {
                     throw FileSystemError(.notPermitted, "\(row.itemName) is pinned; unpin it first")
                 }
@@ -172,6 +177,12 @@ extension FileSystemCore {
             case [49], [49, 10]: return try setPinned(ino, true, by: caller)
             case [48], [48, 10]: return try setPinned(ino, false, by: caller)
             default: throw FileSystemError(.invalid, "user.ubiqfs.pinned takes 1 or 0")
+            }
+        case "user.ubiqfs.ignored":
+            switch value {
+            case [49], [49, 10]: return try setIgnored(ino, true)
+            case [48], [48, 10]: return try setIgnored(ino, false)
+            default: throw FileSystemError(.invalid, "user.ubiqfs.ignored takes 1 or 0")
             }
         case "user.ubiqfs.evict":
             return try evict(ino, by: caller)
@@ -219,6 +230,7 @@ extension FileSystemCore {
     public func removeXattr(_ ino: Inode, name: [UInt8]) throws(FileSystemError) {
         guard let key = Self.userXattrKey(name) else { throw Self.unstoredXattr(name) }
         if key == "user.ubiqfs.pinned" { return try setPinned(ino, nil) }
+        if key == "user.ubiqfs.ignored" { return try setIgnored(ino, false) }
         if key.hasPrefix("user.ubiqfs.") { throw FileSystemError(.notPermitted, "\(key) is read-only") }
         try withLeases([(ino, .exclusive)], "removexattr") { () throws(FileSystemError) in
             try write { db in

@@ -36,6 +36,10 @@ public final class FileSystemCore: Sendable {
     let folderReadahead = FolderReadahead()
     /// This device's access times, by the mount's rule (`relatime`).
     let accessTimes: AccessTimes
+    /// The ignore rules, as creates and moves need them.
+    let ignores: IgnoreIndex
+    /// Where the rules another device changed are applied, one change after another.
+    let ruleSweeps = DispatchQueue(label: "ubiqfs-ignore-rules")
 
     public func openWriteOnlyDirect(_ on: Bool) {
         writeOnlyDirect.store(on, ordering: .relaxed)
@@ -60,9 +64,11 @@ public final class FileSystemCore: Sendable {
     public init(
         metadata: MetadataStore, cache: ContentCache, coordinator: FileCoordinator, handles: HandleTable,
         sync: SyncEngine, notifier: any InvalidationSink, controlSocketPath: String, logger: Logger,
-        accessTimes: AccessTimes = AccessTimes()
+        accessTimes: AccessTimes = AccessTimes(), ignores: IgnoreIndex
     ) {
         self.accessTimes = accessTimes
+        self.ignores = ignores
+        defer { ignores.listen { [weak self] folders, files in self?.remoteRulesChanged(folders: folders, files: files) } }
         self.notifier = notifier
         self.metadata = metadata
         self.cache = cache

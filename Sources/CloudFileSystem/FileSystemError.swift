@@ -6,7 +6,7 @@ import SyncEngine
 public enum FileSystemErrorCode: String, ErrorCode {
     case notFound, exists, notDirectory, isDirectory, notEmpty, invalid, nameTooLong
     case notPermitted, notSupported, noAttribute, range, tooBig, fileTooLarge, noDevice, io, noSpace, badHandle
-    case unreachable, interrupted, busy, readOnly, tooManyLinks
+    case unreachable, interrupted, busy, readOnly, tooManyLinks, crossDevice
 }
 
 public typealias FileSystemError = CodedError<FileSystemErrorCode>

@@ -54,6 +54,19 @@ extension ItemRow {
         try row.insert(db)
     }
 
+    /// Whether a folder has live items and all of them are ignored.
+    public static func holdsOnlyIgnored(_ folder: Inode, _ db: Database) throws -> Bool {
+        let (all, ignored) = try Row.fetchOne(
+            db, sql: "SELECT count(*), count(CASE WHEN ignored != 0 THEN 1 END) FROM item WHERE parent = ? AND deleted = 0", arguments: [folder]
+        ).map { (row: Row) -> (Int, Int) in (row[0], row[1]) } ?? (0, 0)
+        return all > 0 && all == ignored
+    }
+
+    /// Live items that stay on this device (`ubiqfs status`).
+    public static func ignoredCount(_ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE ignored != 0 AND deleted = 0") ?? 0
+    }
+
     /// An item created and deleted before any commit: its delete needs no push.
     public static func settleUncommittedDelete(_ ino: Inode, _ db: Database) throws {
         try db.execute(sql: "UPDATE item SET dirty = 0 WHERE ino = ? AND deleted = 1", arguments: [ino])
@@ -77,10 +90,11 @@ extension ItemRow {
     /// along with what changed in it), as `markChanged` marks (the root by its changeGen
     /// alone: its mtime goes in the record's `root` field). Only
     /// these columns: a whole-row update would rewrite the folder's index entries too.
-    public static func touchFolders(_ inos: [Inode], now: Int64, _ db: Database) throws {
-        let statement = try db.cachedStatement(sql: "UPDATE item SET mtime = ?1, ctime = ?1, dirty = dirty | ?2, changeGen = changeGen + 1 WHERE ino = ?3")
+    /// `pushed` false: the change is an ignored item's, which the other devices never see.
+    public static func touchFolders(_ inos: [Inode], now: Int64, pushed: Bool = true, _ db: Database) throws {
+        let statement = try db.cachedStatement(sql: "UPDATE item SET mtime = ?1, ctime = ?1, dirty = dirty | (CASE WHEN ignored = 0 THEN ?2 ELSE 0 END), changeGen = changeGen + 1 WHERE ino = ?3")
         for (index, ino) in inos.enumerated() where !inos[..<index].contains(ino) {
-            try statement.execute(arguments: [now, isPushed(ino) ? DirtyFlags.times.rawValue : 0, ino])
+            try statement.execute(arguments: [now, pushed && isPushed(ino) ? DirtyFlags.times.rawValue : 0, ino])
         }
     }
 
@@ -135,7 +149,7 @@ extension ItemRow {
     /// budget may evict.
     public static func evictableFiles(_ db: Database) throws -> [ItemRow] {
         try ItemRow.fetchAll(
-            db, sql: "SELECT * FROM item WHERE kind = ? AND content != ? AND dirty = 0 AND deleted = 0",
+            db, sql: "SELECT * FROM item WHERE kind = ? AND content != ? AND dirty = 0 AND deleted = 0 AND ignored = 0",
             arguments: [ItemKind.file.rawValue, ContentState.placeholder.rawValue]
         )
     }

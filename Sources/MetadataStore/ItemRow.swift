@@ -41,6 +41,8 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
     public var rdev: Int64?
     /// A link's item (`ItemKind.link`): the id of the item it is another name of.
     var linkTo: String?
+    /// `IgnoreMarks`: why the item stays on this device, never pushed (0: it syncs).
+    var ignored: Int
 
     enum StoredColumns {
         static let ino = Column(CodingKeys.ino)
@@ -79,13 +81,14 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
         self.pinned = nil
         self.rdev = nil
         self.linkTo = nil
+        self.ignored = 0
     }
 
     /// Every column as stored (`ItemRowColumns`).
     init(
         ino: Inode, id: String, parent: Inode?, name: Data, kind: String, mode: Int64, uid: Int64, gid: Int64,
         size: Int64, mtime: Int64, ctime: Int64, atime: Int64, target: Data?, blocks: Data?, content: Int,
-        baseSeq: Int64, dirty: Int, deleted: Bool, changeGen: Int64, pinned: Bool?, rdev: Int64?, linkTo: String?
+        baseSeq: Int64, dirty: Int, deleted: Bool, changeGen: Int64, pinned: Bool?, rdev: Int64?, linkTo: String?, ignored: Int
     ) {
         self.ino = ino
         self.id = id
@@ -109,6 +112,7 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
         self.pinned = pinned
         self.rdev = rdev
         self.linkTo = linkTo
+        self.ignored = ignored
     }
 
     /// Decoded by hand: GRDB's Codable decoder looked each column up by key and was a fifth
@@ -136,6 +140,7 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
         pinned = row["pinned"]
         rdev = row["rdev"]
         linkTo = row["linkTo"]
+        ignored = row["ignored"]
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) {
@@ -147,12 +152,12 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
 
     /// The stored columns after `ino`, in the order of `writtenValues`; `ItemRowColumns`
     /// reads `ino` and then these.
-    static let columns = "id, parent, name, kind, mode, uid, gid, size, mtime, ctime, atime, target, blocks, content, baseSeq, dirty, deleted, changeGen, pinned, rdev, linkTo"
-    private static let insertSQL = "INSERT INTO item (ino, \(columns)) VALUES (\(Array(repeating: "?", count: 22).joined(separator: ", ")))"
+    static let columns = "id, parent, name, kind, mode, uid, gid, size, mtime, ctime, atime, target, blocks, content, baseSeq, dirty, deleted, changeGen, pinned, rdev, linkTo, ignored"
+    private static let insertSQL = "INSERT INTO item (ino, \(columns)) VALUES (\(Array(repeating: "?", count: 23).joined(separator: ", ")))"
     private static let updateSQL = "UPDATE item SET \(columns.split(separator: ", ").map { "\($0) = ?" }.joined(separator: ", ")) WHERE ino = ?"
 
     private var writtenValues: [(any DatabaseValueConvertible)?] {
-        [id, parent, name, kind, mode, uid, gid, size, mtime, ctime, atime, target, blocks, content, baseSeq, dirty, deleted, changeGen, pinned, rdev, linkTo]
+        [id, parent, name, kind, mode, uid, gid, size, mtime, ctime, atime, target, blocks, content, baseSeq, dirty, deleted, changeGen, pinned, rdev, linkTo, ignored]
     }
 
     /// Inserts the row; without an `ino` (NULL for SQLite) it gets the next one.
@@ -213,7 +218,7 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
     public mutating func markChanged(_ flags: DirtyFlags, now: Int64) {
         ctime = now
         changeGen += 1
-        guard Self.isPushed(inode) else { return }
+        guard Self.isPushed(inode) && ignored == 0 else { return }
         if !flags.contains(.nameRemoved) { dirtyFlags.remove(.nameRemoved) }
         dirtyFlags.formUnion(flags)
     }

@@ -24,13 +24,13 @@ struct ItemRowColumns: DatabaseValueConvertible, StatementColumnConvertible {
               let mode: Int64 = value(5), let uid: Int64 = value(6), let gid: Int64 = value(7), let size: Int64 = value(8),
               let mtime: Int64 = value(9), let ctime: Int64 = value(10), let atime: Int64 = value(11),
               let content: Int = value(14), let baseSeq: Int64 = value(15), let dirty: Int = value(16),
-              let deleted: Bool = value(17), let changeGen: Int64 = value(18)
+              let deleted: Bool = value(17), let changeGen: Int64 = value(18), let ignored: Int = value(22)
         else { return nil }
         row = ItemRow(
             ino: ino, id: id, parent: optional(2), name: name, kind: kind, mode: mode, uid: uid, gid: gid, size: size,
             mtime: mtime, ctime: ctime, atime: atime, target: optional(12), blocks: optional(13), content: content,
             baseSeq: baseSeq, dirty: dirty, deleted: deleted, changeGen: changeGen, pinned: optional(19), rdev: optional(20),
-            linkTo: optional(21)
+            linkTo: optional(21), ignored: ignored
         )
     }
 

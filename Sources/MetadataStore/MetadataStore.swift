@@ -189,6 +189,11 @@ public final class MetadataStore: Sendable {
             try db.alter(table: "item") { t in t.add(column: "linkTo", .text) }
             try db.execute(sql: "CREATE INDEX item_links ON item(linkTo) WHERE linkTo IS NOT NULL AND deleted = 0")
         }
+        migrator.registerMigration("v15: ignored items") { db in
+            // Items that stay on this device (`IgnoreMarks`); the index counts them for `status`.
+            try db.alter(table: "item") { t in t.add(column: "ignored", .integer).notNull().defaults(to: 0) }
+            try db.execute(sql: "CREATE INDEX item_ignored ON item(ignored) WHERE ignored != 0 AND deleted = 0")
+        }
         return migrator
     }
 

@@ -460,12 +460,23 @@ struct RecordApplier {
         // Deepest first, so a folder is decided after everything in it.
         var survivors: Set<Inode> = []
         for ino in subtree.reversed() {
-            // A link deleted with its item earlier in the loop is done.
-            guard var item = try ItemRow.find(ino: ino, db), !item.deleted else { continue }
+            // A link deleted with its item earlier in the loop is done; an ignored item was
+            // never in the container, and its only copy is here.
+            guard var item = try ItemRow.find(ino: ino, db), !item.deleted, !item.isIgnored else { continue }
             // A folder this device had deleted, brought back only for a change the deleting
             // device has now taken away with it: deleted on both sides, nothing to keep.
             let onlyBroughtBack = item.dirtyFlags.edited && outcome.resurrected[item.itemID] == item.changeGen
             let keep = try (item.dirtyFlags.edited && !onlyBroughtBack) || ItemRow.hasChildren(ino, db) || keptForItsNames(item)
+            if keep, !item.dirtyFlags.edited, try ItemRow.holdsOnlyIgnored(ino, db) {
+                // Kept only for the ignored items in it: it stays here, ignored from now on,
+                // under an id never pushed (the record deletes the old one everywhere).
+                if committedInside.contains(item.itemID) { try BaseSnapshots.remove(item.itemID, db) }
+                item.itemID = .random()
+                (item.baseSeq, item.dirtyFlags) = (0, [])
+                item.ignoreMarks.insert(.attribute)
+                try item.update(db)
+                continue
+            }
             if keep {
                 // Edit wins over delete: the item stays and will be committed as new, if the
                 // delete took it. One moved in here is still where others have it (its base):
@@ -537,13 +548,18 @@ struct RecordApplier {
         let newName = try freeName(name, parent: parent)
         let oldPath = try currentPath(other.inode)
         other.itemName = newName
+        // An ignored item (never in the container) steps aside here only, and stays ignored
+        // under its new name whatever the rules say of it.
+        if other.isIgnored { other.ignoreMarks.insert(.attribute) }
         // An item with a held change is placed by that change once applied: its side step is
         // local only (pushed, it would read as an edit and bring back a held delete).
         if try HeldChanges.find(other.itemID, db) == nil { other.markChanged(.metadata, now: now) }
         try other.update(db)
         outcome.invalidations.append(.entry(parent: parent, name: name.bytes))
         outcome.invalidations.append(.entry(parent: parent, name: newName.bytes))
-        let message = "\(name): two items had this name; one is now \(newName)"
+        let message = other.isIgnored
+            ? "\(name): an item from another device took this name; the ignored item here is now \(newName)"
+            : "\(name): two items had this name; one is now \(newName)"
         outcome.conflicts.append(message)
         note(.moved, other.inode, from: oldPath)
         note(.conflict, other.inode, detail: message)

@@ -30,4 +30,7 @@ public enum SettingKey {
     /// The SHA-256 of the last record applied or committed here, as stored: the next
     /// record names it (`JournalRecord.prev`), or the store is showing a fork.
     public static let lastRecordHash = "lastRecordHash"
+    /// The patterns of this device's own ignore list at the last start: a change applies to
+    /// the items already here.
+    public static let deviceIgnoreList = "deviceIgnoreList"
 }

@@ -214,10 +214,20 @@ extension SyncEngine {
                 // A safe save may have given the row another item's id meanwhile: leave it dirty.
                 guard row.itemID == committedID else {
                     // The item just committed is then nobody's: its delete goes next.
-                    if case .upsert(let item) = entry.change, try ItemRow.find(id: item.id, db) == nil {
-                        let parent = try ItemRow.find(id: item.parent, db)?.inode ?? row.parent
-                        try ItemRow.insertDeleteToPush(of: item, under: parent, baseSeq: Int64(seq), db)
-                        try BaseSnapshots.set(item, seq: seq, db)
+                    if case .upsert(let item) = entry.change {
+                        if var pending = try ItemRow.find(id: item.id, db) {
+                            // Its delete waits already (an item that became ignored): the
+                            // trash there will keep this version.
+                            if pending.deleted {
+                                pending.baseSeq = Int64(seq)
+                                try pending.update(db)
+                                try BaseSnapshots.set(item, seq: seq, db)
+                            }
+                        } else {
+                            let parent = try ItemRow.find(id: item.parent, db)?.inode ?? row.parent
+                            try ItemRow.insertDeleteToPush(of: item, under: parent, baseSeq: Int64(seq), db)
+                            try BaseSnapshots.set(item, seq: seq, db)
+                        }
                     }
                     continue
                 }

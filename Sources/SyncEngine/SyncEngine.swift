@@ -267,10 +267,10 @@ public actor SyncEngine {
     }
 
     public func status() async -> SyncStatus {
-        let counts = try? await metadata.read { db -> (Int, (files: Int, bytes: Int64)) in
-            (try ItemRow.pendingCount(db), try ItemRow.pendingContent(db))
+        let counts = try? await metadata.read { db -> (Int, (files: Int, bytes: Int64), Int) in
+            (try ItemRow.pendingCount(db), try ItemRow.pendingContent(db), try ItemRow.ignoredCount(db))
         }
-        let (pending, content) = counts ?? (-1, (files: 0, bytes: 0))
+        let (pending, content, ignored) = counts ?? (-1, (files: 0, bytes: 0), -1)
         var waiting: Int?
         if !held.isEmpty {
             do { waiting = try await heldBack().count } catch { logger.error("cannot count the changes held back: \(error)") }
@@ -280,7 +280,7 @@ public actor SyncEngine {
             store: store.displayName, device: device.name, lastSeq: lastSeq, pendingItems: pending,
             downloading: await downloads.activeCount, lastSync: lastSync?.timeIntervalSince1970, lastError: lastError,
             held: held.values.sorted { $0.seq < $1.seq }.map { "\($0.waitingFor): the change of journal \($0.seq) waits until it is closed here" },
-            heldBack: waiting, readOnly: readOnly, pendingFiles: content.files, pendingBytes: content.bytes,
+            heldBack: waiting, readOnly: readOnly, pendingFiles: content.files, pendingBytes: content.bytes, ignoredItems: ignored,
             uploads: gates.upload.snapshot, downloads: gates.download.snapshot,
             collection: await lastCollection(), transfers: await fileTransfers(), conflicts: conflicts, errors: errors
         )

@@ -18,6 +18,8 @@ public struct SyncStatus: Sendable, Codable {
     /// Files whose content waits to be uploaded, and their bytes (nil from an earlier daemon).
     public var pendingFiles: Int?
     public var pendingBytes: Int64?
+    /// Items that stay on this device, never synced (nil from an earlier daemon).
+    public var ignoredItems: Int?
     /// Content transfers per direction: queued, in flight, done and the rate.
     public var uploads: TransferGate.Snapshot?
     public var downloads: TransferGate.Snapshot?

@@ -48,6 +48,7 @@ struct StatusCommand: ParsableCommand {
         print("  device:          \(status.device)")
         print("  journal:         \(status.lastSeq)")
         print("  pending uploads: \(status.pendingItems)")
+        if let ignored = status.ignoredItems { print("  ignored:         \(ignored) (stay on this device)") }
         print("  downloading:     \(status.downloading)")
         if let files = status.pendingFiles, let bytes = status.pendingBytes, files > 0 {
             print("  to upload:       \(files) files, \(Self.size(bytes))")

@@ -151,9 +151,11 @@ final class Daemon {
         } ?? .relatime
         // A read-only mount writes nothing, access times included.
         let accessTimes = AccessTimes(rule: options.readOnly ? .noatime : rule, folders: !options.noDirAtime)
+        let deviceIgnores = try Self.deviceIgnores(options.ignoreFile)
         let stack = try Blocking.wait { [configuration, store] in
             try await DeviceStack.open(
-                store: store, stateDir: stateDir, deviceName: deviceName, configuration: configuration, logger: logger, accessTimes: accessTimes
+                store: store, stateDir: stateDir, deviceName: deviceName, configuration: configuration, logger: logger, accessTimes: accessTimes,
+                deviceIgnores: deviceIgnores
             )
         }
         let (sync, core, coordinator) = (stack.sync, stack.core, stack.coordinator)

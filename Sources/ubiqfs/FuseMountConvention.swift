@@ -17,6 +17,7 @@ enum FuseMountConvention {
         "transfers": "--transfers",
         "bwlimit": "--bwlimit",
         "passphrase-file": "--passphrase-file", "passphrase_file": "--passphrase-file",
+        "ignore-file": "--ignore-file", "ignore_file": "--ignore-file",
     ]
     static let flagOptions: [String: String] = [
         "allow_other": "--allow-other", "allow-other": "--allow-other", "noexec": "--noexec", "ro": "--read-only",

@@ -42,6 +42,9 @@ struct MountOptions: ParsableArguments {
     @Flag(help: "Folder listings leave folders' access times alone (the mount option nodiratime).")
     var noDirAtime = false
 
+    @Option(help: "A file of ignore patterns for this device alone (gitignore syntax, as .ubiqfsignore): what they match stays on this device and is never synced. Read at each mount; a change applies to the items already there.")
+    var ignoreFile: String?
+
     @Flag(help: "Send no desktop notifications (a conflict copy made, the store unreachable for 5 minutes, files used lately evicted by the cache budget).")
     var noNotify = false
 
@@ -123,6 +126,7 @@ struct MountOptions: ParsableArguments {
         options.logLevel = logLevel ?? settings["log-level"]
         options.bwlimit = bwlimit ?? settings["bwlimit"]
         options.passphraseFile = passphraseFile ?? settings["passphrase-file"]
+        options.ignoreFile = ignoreFile ?? settings["ignore-file"]
         if transfers == nil, let count = settings["transfers"] {
             guard let value = Int(count) else { throw CommandFailure("\(profile.source): [\(profile.name)] transfers = \(count): expected a number") }
             options.transfers = value
@@ -156,6 +160,7 @@ struct MountOptions: ParsableArguments {
         if noexec { arguments.append("--noexec") }
         if let atime { arguments.append("--atime=" + atime) }
         if noDirAtime { arguments.append("--no-dir-atime") }
+        if let ignoreFile { arguments.append("--ignore-file=" + Paths.absolute(ignoreFile)) }
         if readOnly { arguments.append("--read-only") }
         if noNotify { arguments.append("--no-notify") }
         if foreground { arguments.append("--foreground") }
