@@ -200,7 +200,7 @@ extension ItemRow {
         var stray: [Inode] = []
         var resized: [Inode] = []
         var next = 0
-        let rows = try Row.fetchCursor(db, sql: "SELECT ino, kind, content, dirty, size FROM item ORDER BY ino")
+        let rows = try Row.fetchCursor(db, sql: "SELECT ino, kind, content, dirty, size, ignored FROM item ORDER BY ino")
         while let row = try rows.next() {
             let ino: Inode = row[0]
             while next < cached.count && cached[next] < ino {
@@ -210,7 +210,8 @@ extension ItemRow {
             let isCached = next < cached.count && cached[next] == ino
             if isCached { next += 1 }
             guard row[1] == ItemKind.file.rawValue && row[2] != ContentState.placeholder.rawValue else { continue }
-            let contentChanged = DirtyFlags(rawValue: row[3]).contains(.content)
+            // An ignored file's content is its only copy, as a change not yet uploaded is.
+            let contentChanged = DirtyFlags(rawValue: row[3]).contains(.content) || (row[5] as Int) != 0
             if !isCached {
                 missing.append((ino, contentChanged))
             } else if let cachedSize, row[2] == ContentState.local.rawValue, !contentChanged, let size = cachedSize(ino), size != row[4] {

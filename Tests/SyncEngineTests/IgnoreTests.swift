@@ -2,6 +2,7 @@ import CloudFileSystem
 import ContainerStore
 import DeviceFixture
 import Foundation
+import Glibc
 import Inodes
 import ItemModel
 import MetadataStore
@@ -256,6 +257,31 @@ import Testing
             #expect(try await Self.pending(device) == 0)
             await device.shutdown()
         }
+    }
+
+
+    /// After a crash: an ignored file whose cache file is gone comes back empty (its only
+    /// copy was here; a placeholder could never be filled), and one whose size moved is
+    /// no change to push.
+    @Test func afterACrashAnIgnoredFileIsNeverAPlaceholder() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        try await a.write("gone.nosync", "only here")
+        try await a.write("grown.nosync", "grows")
+        let (gone, grown) = (try #require(a.inode("gone.nosync")), try #require(a.inode("grown.nosync")))
+        await a.shutdown()
+        #expect(unlink(a.cache.path(for: gone)) == 0)
+        let handle = try #require(FileHandle(forWritingAtPath: a.cache.path(for: grown)))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(" more".utf8))
+        try handle.close()
+        let again = try await TestDevice(store: store, name: "a", stateDir: a.stateDir)
+        let row = try await again.metadata.read { db in try ItemRow.find(ino: gone, db) }
+        #expect(row?.contentState == .local && row?.isIgnored == true)
+        #expect(try await again.read("gone.nosync") == "")
+        #expect(try await again.read("grown.nosync") == "grows more")
+        #expect(try await Self.pending(again) == 0)
+        await again.shutdown()
     }
 
 }
