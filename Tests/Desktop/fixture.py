@@ -100,8 +100,8 @@ def make_conflict(devices, name="report.txt"):
 
 
 def make_states(devices):
-    """On device B: a placeholder, a local file, a pinned file and a file with a conflict
-    copy. Returns their names."""
+    """On device B: a placeholder, a local file, a pinned file, a file with a conflict
+    copy and a file that stays on B only (a `.nosync` name). Returns their names."""
     a, b = devices.a, devices.b
     for name in ("cloud.txt", "local.txt", "pinned.txt", "report.txt"):
         write(a.file(name), 64 * 1024)
@@ -113,9 +113,12 @@ def make_states(devices):
     os.setxattr(b.file("pinned.txt"), "user.ubiqfs.pinned", b"1")
     devices.wait(lambda: b.state_of("pinned.txt") == "local", what="the pinned file to download")
     make_conflict(devices)
+    write(b.file("draft.nosync"), 64 * 1024)
     devices.wait(lambda: b.state_of("cloud.txt") == "placeholder" and b.state_of("local.txt") == "local",
                  what="the placeholder and the local file")
-    return {"placeholder": "cloud.txt", "local": "local.txt", "pinned": "pinned.txt", "conflict": "report.txt"}
+    devices.wait(lambda: b.state_of("draft.nosync") == "ignored", what="the .nosync file to be ignored")
+    return {"placeholder": "cloud.txt", "local": "local.txt", "pinned": "pinned.txt", "conflict": "report.txt",
+            "ignored": "draft.nosync"}
 
 
 def devices_with_states():

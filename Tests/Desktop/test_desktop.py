@@ -21,6 +21,7 @@ COLOURS = {
     "local": (0x2E, 0xC2, 0x7E),
     "pinned": (0x26, 0xA2, 0x69),
     "conflict": (0xF5, 0xC2, 0x11),
+    "ignored": (0x77, 0x76, 0x7B),
 }
 
 
@@ -74,6 +75,7 @@ class FilesTests(unittest.TestCase):
         b = self.devices.b
         self.assertEqual(b.state_of(self.names["placeholder"]), "placeholder")
         self.assertEqual(b.state_of(self.names["conflict"]), "placeholder")
+        self.assertFalse(os.path.exists(self.devices.a.file(self.names["ignored"])))
 
     def test_without_the_extension_there_are_no_emblems(self):
         shot, counts = self.show(None, "desktop-no-extension")

@@ -20,7 +20,7 @@ class EmblemTests(unittest.TestCase):
         expected = {
             "placeholder": emblems.CLOUD, "partial": emblems.PARTIAL, "local": emblems.LOCAL,
             "downloading": emblems.DOWNLOADING, "uploading": emblems.UPLOADING, "pending": emblems.PENDING,
-            "error": emblems.ERROR,
+            "error": emblems.ERROR, "ignored": emblems.IGNORED,
         }
         for state, emblem in expected.items():
             self.assertEqual(emblems.emblems(summary(state)), [emblem], state)
@@ -40,6 +40,13 @@ class EmblemTests(unittest.TestCase):
         self.assertEqual(emblems.emblems(summary("local", pinned=True), is_folder=True), [emblems.PINNED])
         self.assertEqual(emblems.emblems(summary("pending"), is_folder=True), [emblems.PENDING])
         self.assertEqual(emblems.emblems(summary("error"), is_folder=True), [emblems.ERROR])
+        self.assertEqual(emblems.emblems(summary("ignored"), is_folder=True), [emblems.IGNORED])
+        self.assertEqual(emblems.emblems(summary("ignored", pinned=True), is_folder=True), [emblems.IGNORED])
+
+    def test_ignored_is_stable_and_wins_over_pinned(self):
+        self.assertNotIn("ignored", emblems.TRANSIENT)
+        self.assertEqual(emblems.emblems(summary("ignored", pinned=True)), [emblems.IGNORED])
+        self.assertEqual(emblems.emblems(summary("ignored", conflicts=True)), [emblems.IGNORED, emblems.CONFLICT])
 
     def test_every_emblem_has_an_icon(self):
         icons = os.path.join(os.path.dirname(__file__), "..", "..", "Sources", "Desktop", "icons")
@@ -50,6 +57,8 @@ class EmblemTests(unittest.TestCase):
         self.assertEqual(emblems.describe(summary("partial", progress=40)), "Partly on this device (40%)")
         self.assertEqual(emblems.describe(summary("local", pinned=True, conflicts=True)),
                          "On this device, always kept on this device; has conflict copies")
+        self.assertEqual(emblems.describe(summary("ignored")), "Only on this device; never synced")
+        self.assertEqual(emblems.describe(summary("ignored", pinned=True)), "Only on this device; never synced")
 
 
 class MountTableTests(unittest.TestCase):
@@ -76,6 +85,41 @@ class MountTableTests(unittest.TestCase):
             self.assertEqual(table.locate("/home/me/Cloud/./a//b"), ("/home/me/Cloud", "/a/b"))
             self.assertIsNone(table.locate("/home/me/Cloudy/x"))
             self.assertIsNone(table.locate("/home/me"))
+
+
+class MenuEntryTests(unittest.TestCase):
+    """Which item entries show, with the items' attributes faked (no mount)."""
+
+    def labels(self, ignored, pinned=()):
+        import tempfile
+        from unittest import mock
+        from ubiqfs_desktop import actions, menus
+        from ubiqfs_desktop.mounts import MountTable
+        with tempfile.TemporaryDirectory() as folder, tempfile.NamedTemporaryFile("w") as info:
+            info.write(f"36 25 0:32 / {folder} rw - fuse.ubiqfs ubiqfs:default rw\n")
+            info.flush()
+            names = sorted(set(ignored) | set(pinned) | {"plain.txt"})
+            for name in names:
+                open(os.path.join(folder, name), "w").close()
+            paths = [os.path.join(folder, n) for n in (sorted(ignored) + sorted(pinned) or ["plain.txt"])]
+            with mock.patch.object(actions, "is_ignored", lambda p: os.path.basename(p) in ignored), \
+                    mock.patch.object(actions, "is_pinned", lambda p: os.path.basename(p) in pinned), \
+                    mock.patch.object(actions, "conflicts", lambda p: []):
+                return [e.label for e in menus.file_entries(paths, MountTable(path=info.name))]
+
+    def test_a_synced_file_can_be_kept_only_here(self):
+        self.assertEqual(self.labels(ignored=()), ["Always keep on this device", "Free up space", "Download now",
+                                                   "Keep only on this device", "Versions…"])
+
+    def test_an_ignored_file_can_only_sync_again(self):
+        self.assertEqual(self.labels(ignored={"draft.nosync"}), ["Sync again"])
+        self.assertEqual(self.labels(ignored={"a.nosync", "b.nosync"}), ["Sync again"])
+
+    def test_free_up_space_is_not_offered_when_any_item_is_ignored(self):
+        labels = self.labels(ignored={"draft.nosync"}, pinned={"kept.txt"})
+        self.assertNotIn("Free up space", labels)
+        self.assertNotIn("Sync again", labels)
+        self.assertIn("Keep only on this device", labels)
 
 
 class DialogRowTests(unittest.TestCase):

@@ -38,6 +38,7 @@ class StateTests(unittest.TestCase):
         copy = next(n for n in states if "conflict from" in n)
         self.assertTrue(states[copy]["conflictCopy"])
         self.assertFalse(states["report.txt"]["conflictCopy"])
+        self.assertEqual(states["draft.nosync"]["state"], "ignored")
         # Asking changed nothing: the placeholder has no local blocks.
         self.assertEqual(b.state_of("cloud.txt"), "placeholder")
         self.assertEqual(os.stat(b.file("cloud.txt")).st_blocks, 0)
@@ -144,6 +145,38 @@ class ActionTests(unittest.TestCase):
         self.assertEqual(b.state_of("doc.bin"), "placeholder")
         self.entry([path], "Download now").run()
         self.devices.wait(lambda: b.state_of("doc.bin") == "local", what="Download now")
+
+    def test_keep_only_on_this_device_and_sync_again(self):
+        a, b = self.devices.a, self.devices.b
+        path = b.file("mine.txt")
+        with open(path, "w") as f:
+            f.write("mine\n" * 300)
+        b.sync()
+        self.devices.wait(lambda: os.path.exists(a.file("mine.txt")), what="mine.txt on A")
+        self.entry([path], "Keep only on this device").run()
+        self.assertEqual(b.state_of("mine.txt"), "ignored")
+        self.assertEqual(os.getxattr(path, "user.ubiqfs.ignored"), b"1")
+        b.sync()
+        self.devices.wait(lambda: not os.path.exists(a.file("mine.txt")), what="mine.txt to leave A")
+        # Its only copy is here: no Free up space, no versions; the attribute refuses too.
+        self.assertEqual([e.label for e in menus.file_entries([path])], ["Sync again"])
+        with self.assertRaisesRegex(actions.ActionError, "only on this device"):
+            actions.free_up_space(path)
+        self.entry([path], "Sync again").run()
+        self.assertEqual(os.getxattr(path, "user.ubiqfs.ignored"), b"0")
+        self.assertNotEqual(b.state_of("mine.txt"), "ignored")
+        b.sync()
+        self.devices.wait(lambda: fixture.read(a.file("mine.txt")) == b"mine\n" * 300, what="mine.txt back on A")
+
+    def test_an_item_a_rule_ignores_cannot_sync_again(self):
+        b = self.devices.b
+        path = b.file("scratch.nosync")
+        with open(path, "w") as f:
+            f.write("scratch\n")
+        self.assertEqual(b.state_of("scratch.nosync"), "ignored")
+        with self.assertRaisesRegex(actions.ActionError, "ignore rule"):
+            self.entry([path], "Sync again").run()
+        self.assertEqual(b.state_of("scratch.nosync"), "ignored")
 
     def test_stop_keeping_an_item_of_a_kept_folder(self):
         b = self.devices.b

@@ -29,10 +29,17 @@ def _setxattr(path, name, value, what):
         os.setxattr(path, name, value)
     except OSError as error:
         reasons = {
-            errno.EPERM: "it is kept on this device (stop keeping it first)" if name.endswith("evict") else "not permitted",
+            errno.EPERM: "not permitted",
             errno.EBUSY: "it has changes not uploaded yet, or is open for writing",
             errno.EACCES: "you cannot write to it",
         }
+        if name.endswith("evict"):
+            reasons[errno.EPERM] = ("it is only on this device (its only copy)" if is_ignored(path)
+                                    else "it is kept on this device (stop keeping it first)")
+        elif name.endswith("ignored"):
+            reasons[errno.EPERM] = "the top of a mount always syncs"
+            reasons[errno.EBUSY] = ("its content is not all on this device yet (download it first), "
+                                    "or it has other names (hard links)")
         raise ActionError(f"cannot {what} {os.path.basename(path)}: {reasons.get(error.errno, error.strerror)}") from error
 
 
@@ -55,6 +62,29 @@ def free_up_space(path):
 def download(path):
     """Fetches every block not here yet, in the background."""
     _setxattr(path, "user.ubiqfs.download", b"1", "download")
+
+
+def keep_only_here(path):
+    """Keeps the item on this device only, as `setfattr -n user.ubiqfs.ignored -v 1`: it
+    leaves the cloud (the other devices see it deleted) and is never synced."""
+    _setxattr(path, "user.ubiqfs.ignored", b"1", "keep only on this device")
+
+
+def sync_again(path):
+    """Clears `user.ubiqfs.ignored`: the item is uploaded as new. An item a rule ignores
+    (a `.ubiqfsignore` pattern, a `.nosync` name, `--ignore-file`, an ignored folder)
+    stays ignored, which is an error here."""
+    _setxattr(path, "user.ubiqfs.ignored", b"0", "sync again")
+    if is_ignored(path):
+        raise ActionError(f"cannot sync again {os.path.basename(path)}: an ignore rule matches it "
+                          "(.ubiqfsignore, a .nosync name, --ignore-file, or an ignored folder)")
+
+
+def is_ignored(path):
+    try:
+        return os.getxattr(path, "user.ubiqfs.ignored") == b"1"
+    except OSError:
+        return False
 
 
 def is_pinned(path):

@@ -4,6 +4,7 @@ The emblems are the icons `emblem-ubiqfs-*` this package installs (hicolor theme
 
 | Emblem | Shown when |
 |---|---|
+| `emblem-ubiqfs-ignored` | it stays on this device only and never syncs (ignored) |
 | `emblem-ubiqfs-downloading` | a download of the whole item runs (a pin, Download now) |
 | `emblem-ubiqfs-uploading` | its upload runs |
 | `emblem-ubiqfs-error` | its last transfer failed |
@@ -14,7 +15,7 @@ The emblems are the icons `emblem-ubiqfs-*` this package installs (hicolor theme
 | `emblem-ubiqfs-local` | a file whose content is here |
 | `emblem-ubiqfs-conflict` | added when the item has conflict copies or is one |
 
-A folder shows only what is worth a look: pinned, pending, error, conflict.
+A folder shows only what is worth a look: ignored, pinned, pending, error, conflict.
 """
 
 CLOUD = "emblem-ubiqfs-cloud"
@@ -26,10 +27,12 @@ UPLOADING = "emblem-ubiqfs-uploading"
 PENDING = "emblem-ubiqfs-pending"
 CONFLICT = "emblem-ubiqfs-conflict"
 ERROR = "emblem-ubiqfs-error"
+IGNORED = "emblem-ubiqfs-ignored"
 
-ALL = (CLOUD, PARTIAL, LOCAL, PINNED, DOWNLOADING, UPLOADING, PENDING, CONFLICT, ERROR)
+ALL = (CLOUD, PARTIAL, LOCAL, PINNED, DOWNLOADING, UPLOADING, PENDING, CONFLICT, ERROR, IGNORED)
 
 _BY_STATE = {
+    "ignored": IGNORED,
     "downloading": DOWNLOADING,
     "uploading": UPLOADING,
     "error": ERROR,
@@ -63,6 +66,7 @@ def describe(summary):
     """One line for a tooltip or a status column: what the state means to a person."""
     state = summary.get("state", "local")
     words = {
+        "ignored": "Only on this device; never synced",
         "downloading": f"Downloading ({summary.get('progress', 0)}%)",
         "uploading": f"Uploading ({summary.get('progress', 0)}%)",
         "error": "The last transfer failed",
@@ -71,7 +75,7 @@ def describe(summary):
         "partial": f"Partly on this device ({summary.get('progress', 0)}%)",
         "local": "On this device",
     }.get(state, state)
-    if summary.get("pinned"):
+    if summary.get("pinned") and state != "ignored":
         words += ", always kept on this device"
     if summary.get("conflicts"):
         words += "; has conflict copies"

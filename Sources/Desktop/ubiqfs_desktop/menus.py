@@ -44,17 +44,24 @@ def file_entries(paths, mounts=None):
     if not paths or any(mounts.locate(p) is None for p in paths):
         return []
     changed = tuple(paths)
-    if all(actions.is_pinned(p) for p in paths):
-        entries = [Entry("Stop keeping on this device", _each(paths, actions.stop_keeping), changed)]
+    ignored = [actions.is_ignored(p) for p in paths]
+    if all(ignored):
+        # Only on this device: its content is its only copy, and it has no versions.
+        entries = [Entry("Sync again", _each(paths, actions.sync_again), changed)]
     else:
-        entries = [Entry("Always keep on this device", _each(paths, actions.keep), changed)]
-    entries += [
-        Entry("Free up space", _each(paths, actions.free_up_space), changed),
-        Entry("Download now", _each(paths, actions.download), changed),
-    ]
+        if all(actions.is_pinned(p) for p in paths):
+            entries = [Entry("Stop keeping on this device", _each(paths, actions.stop_keeping), changed)]
+        else:
+            entries = [Entry("Always keep on this device", _each(paths, actions.keep), changed)]
+        if not any(ignored):
+            entries.append(Entry("Free up space", _each(paths, actions.free_up_space), changed))
+        entries += [
+            Entry("Download now", _each(paths, actions.download), changed),
+            Entry("Keep only on this device", _each(paths, actions.keep_only_here), changed),
+        ]
     if len(paths) == 1:
         path = paths[0]
-        if not os.path.isdir(path):
+        if not os.path.isdir(path) and not ignored[0]:
             entries.append(Entry("Versions…", lambda: open_dialog("versions", path)))
         if actions.conflicts(path):
             entries.append(Entry("Show conflicts…", lambda: open_dialog("conflicts", path)))
