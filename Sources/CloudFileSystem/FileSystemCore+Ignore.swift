@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import GRDB
 import IgnoreRules
 import Inodes
@@ -84,6 +85,43 @@ extension FileSystemCore {
             } catch {
                 logger.error("cannot apply the ignore rules another device changed: \(error)")
             }
+        }
+    }
+
+    /// One item kept through a reset, back at its path (`KeptIgnoredItems`): missing folders
+    /// on the way are made, ignored; a name taken meanwhile gives it a free one. An item
+    /// already back (a restore cut short) is left as it is.
+    func restoreIgnored(_ entry: KeptIgnoredItems.Entry, contentDirectory: String) throws {
+        guard let kind = ItemKind(rawValue: entry.kind), let last = entry.path.last else {
+            throw FileSystemError(.invalid, "a kept item without a path or with an unknown kind \(entry.kind)")
+        }
+        let owner = Caller(uid: entry.uid, gid: entry.gid, pid: 0)
+        var parent = Inode.root
+        for component in entry.path.dropLast() {
+            let name = ByteString(Array(component))
+            if let existing = try read({ db in try ItemRow.child(of: parent, named: name, db) }), existing.itemKind == .directory {
+                parent = existing.inode
+                continue
+            }
+            let free = try read { db in try ItemRow.freeName(name, in: parent, db) }
+            parent = try insertNew(parent: parent, name: free.bytes, kind: .directory, mode: 0o755, caller: owner, marks: .attribute).inode
+        }
+        let name = ByteString(Array(last))
+        if let existing = try read({ db in try ItemRow.child(of: parent, named: name, db) }), existing.isIgnored, existing.itemKind == kind { return }
+        let free = try read { db in try ItemRow.freeName(name, in: parent, db) }
+        let row = try insertNew(
+            parent: parent, name: free.bytes, kind: kind, mode: entry.mode, caller: owner, target: entry.target.map { ByteString(Array($0)) },
+            rdev: entry.rdev.map { UInt64(bitPattern: $0) }, marks: IgnoreMarks(rawValue: entry.marks)
+        )
+        guard kind == .file, let content = entry.content else { return }
+        let source = contentDirectory + "/" + content
+        try Syscall.check("rename") { Glibc.rename(source, cache.path(for: row.inode)) }
+        cache.setModificationTime(row.inode, nanoseconds: entry.mtime)
+        let size = cache.status(row.inode)?.size ?? 0
+        try write { db in
+            guard var restored = try ItemRow.find(ino: row.inode, db) else { return }
+            (restored.size, restored.mtime) = (size, entry.mtime)
+            try restored.update(db)
         }
     }
 

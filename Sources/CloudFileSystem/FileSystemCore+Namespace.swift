@@ -13,8 +13,11 @@ import SyncEngine
 extension FileSystemCore {
     // MARK: Creating
 
+    /// `marks`: the item's ignore marks, when they are known (an ignored item put back
+    /// after a reset) rather than found from its place.
     func insertNew(
-        parent: Inode, name: [UInt8], kind: ItemKind, mode: UInt32, caller: Caller, target: ByteString? = nil, rdev: UInt64? = nil
+        parent: Inode, name: [UInt8], kind: ItemKind, mode: UInt32, caller: Caller, target: ByteString? = nil, rdev: UInt64? = nil,
+        marks: IgnoreMarks? = nil
     ) throws(FileSystemError) -> ItemRow {
         let itemName = try Self.checkName(name)
         let now = Timestamp.now()
@@ -34,7 +37,7 @@ extension FileSystemCore {
                 )
                 row.contentState = .local
                 row.rdev = rdev.map { Int64(bitPattern: $0) }
-                row.ignoreMarks = try ignoreMarks(of: itemName, isDirectory: kind == .directory, in: folder, db)
+                row.ignoreMarks = try marks ?? ignoreMarks(of: itemName, isDirectory: kind == .directory, in: folder, db)
                 row.markChanged(kind == .file ? [.metadata, .content] : .metadata, now: now)
                 try row.insert(db)
                 // An ignored item's name changes its folder here only: nothing to push.

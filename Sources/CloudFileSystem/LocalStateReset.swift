@@ -84,7 +84,8 @@ public enum LocalStateReset {
             }
             blockers.uncertainCommit = try MetadataStore.setting(SettingKey.uncertainCommit, db) != nil
             let local = try ItemRow.cleanLocalFiles(includingDeleted: true, db)
-            for row in local {
+            // An ignored file's size is not recorded (nothing is committed of it): kept apart.
+            for row in local where !row.isIgnored {
                 var info = stat()
                 let path = stateDir + "/cache/" + row.inode.description
                 if stat(path, &info) == 0, Int64(info.st_size) != row.size {

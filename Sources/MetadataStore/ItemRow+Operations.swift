@@ -62,6 +62,19 @@ extension ItemRow {
         return all > 0 && all == ignored
     }
 
+    /// Live ignored items, each folder before what is in it (`ubiqfs reset` keeps them); none
+    /// in a database whose migrations have not added the column yet.
+    public static func ignoredItems(_ db: Database) throws -> [ItemRow] {
+        guard try db.columns(in: "item").contains(where: { $0.name == "ignored" }) else { return [] }
+        return try ItemRow.fetchAll(db, sql: """
+            WITH RECURSIVE below(ino, depth) AS (
+                SELECT ino, 0 FROM item WHERE ino = 1 UNION ALL
+                SELECT item.ino, below.depth + 1 FROM item JOIN below ON item.parent = below.ino WHERE item.deleted = 0 AND item.ino != 1
+            )
+            SELECT item.* FROM item JOIN below ON item.ino = below.ino WHERE item.ignored != 0 ORDER BY below.depth, item.ino
+            """)
+    }
+
     /// Live items that stay on this device (`ubiqfs status`).
     public static func ignoredCount(_ db: Database) throws -> Int {
         try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE ignored != 0 AND deleted = 0") ?? 0

@@ -140,7 +140,8 @@ public struct ItemRow: Codable, Sendable, Hashable, FetchableRecord, MutablePers
         pinned = row["pinned"]
         rdev = row["rdev"]
         linkTo = row["linkTo"]
-        ignored = row["ignored"]
+        // A database read without its migrations (`ubiqfs reset`) may predate the column.
+        ignored = row["ignored"] ?? 0
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) {

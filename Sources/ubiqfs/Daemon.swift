@@ -169,8 +169,10 @@ final class Daemon {
         Task { await sync.start() }
         do {
             try Blocking.wait { try await sync.pullNow() }
+            // Ignored items kept through a reset go back among the container's items.
+            try KeptIgnoredItems.restore(stateDir: stateDir, core: core, logger: logger)
         } catch {
-            logger.warning("first sync failed; working offline until the store is back: \(error)")
+            logger.warning("first sync failed; working offline until the store is back (ignored items kept through a reset are put back after a pull at the next mount): \(error)")
         }
         sync.localChange()
 

@@ -45,8 +45,10 @@ struct ResetCommand: ParsableCommand {
             print("nothing is pending; would remove from \(stateDir): \(names.joined(separator: ", "))")
             return
         }
+        let kept = try KeptIgnoredItems.save(stateDir: stateDir)
         let removed = try LocalStateReset.clear(stateDir: stateDir)
-        print("reset \(stateDir): removed \(removed.joined(separator: ", ")); the next mount starts over from the store")
+        let keeping = kept > 0 ? "; \(kept) ignored item(s) kept in \(stateDir)/kept go back at their places at the next mount" : ""
+        print("reset \(stateDir): removed \(removed.joined(separator: ", ")); the next mount starts over from the store\(keeping)")
     }
 
     static func describe(_ blockers: LocalStateReset.Blockers, stateDir: String, mountpoint: String) -> String {

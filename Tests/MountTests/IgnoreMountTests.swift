@@ -64,4 +64,31 @@ import Testing
             fails grep -rqa -e run.log -e api.secret \(store)
             """, timeout: 600)
     }
+
+    /// `ubiqfs reset` keeps ignored items: the next mount puts them back at their places.
+    @Test func ignoredItemsSurviveAReset() async throws {
+        let fixture = try MountFixture()
+        let a = try await fixture.mount("a", device: "laptop")
+        let (bin, state) = (MountFixture.binary, fixture.root + "/a.state")
+        try await fixture.sh("""
+            mkdir -p \(a)/proj/venv.nosync/bin
+            echo 'print(1)' > \(a)/proj/main.py
+            echo '#!/bin/sh' > \(a)/proj/venv.nosync/bin/activate
+            ln -s activate \(a)/proj/venv.nosync/bin/link
+            \(bin) sync --wait \(a)
+            """)
+        try await fixture.unmount(a)
+        try await fixture.sh("""
+            \(bin) reset \(a) --state-dir \(state) | grep -q '4 ignored item(s) kept'
+            """)
+        let again = try await fixture.mount("a", device: "laptop")
+        try await fixture.sh("""
+            test "$(cat \(again)/proj/venv.nosync/bin/activate)" = '#!/bin/sh'
+            test "$(readlink \(again)/proj/venv.nosync/bin/link)" = activate
+            test "$(getfattr --only-values -n user.ubiqfs.state \(again)/proj/venv.nosync/bin/activate)" = ignored
+            test "$(cat \(again)/proj/main.py)" = 'print(1)'
+            test ! -e \(state)/kept
+            """)
+    }
+
 }

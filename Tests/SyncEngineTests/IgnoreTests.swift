@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 import Inodes
 import ItemModel
+import Logging
 import MetadataStore
 import SyncEngine
 import Testing
@@ -281,6 +282,41 @@ import Testing
         #expect(try await again.read("gone.nosync") == "")
         #expect(try await again.read("grown.nosync") == "grows more")
         #expect(try await Self.pending(again) == 0)
+        await again.shutdown()
+    }
+
+
+    /// `ubiqfs reset` keeps ignored items (their only copy is here): they do not block it,
+    /// and the next start puts them back, ignored, at their places among the container's
+    /// items once it has pulled; still nothing of them reaches the store.
+    @Test func ignoredItemsSurviveAReset() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        try await a.write(".ubiqfsignore", "build/\n")
+        try a.mkdir("proj")
+        try await a.write("proj/main.c", "int main;")
+        try a.mkdir("proj/build")
+        try await a.write("proj/build/kept-output.bin", "output")
+        try a.mkdir("cache.nosync")
+        try await a.write("cache.nosync/kept-scratch", "scratch")
+        try await a.sync()
+        try await a.cleanStop()
+        let blockers = try LocalStateReset.blockers(stateDir: a.stateDir)
+        #expect(blockers.isEmpty)
+        #expect(try KeptIgnoredItems.save(stateDir: a.stateDir) == 4)
+        _ = try LocalStateReset.clear(stateDir: a.stateDir)
+        let again = try await TestDevice(store: store, name: "a", stateDir: a.stateDir)
+        try KeptIgnoredItems.restore(stateDir: a.stateDir, core: again.core, logger: Logger(label: "test"))
+        #expect(try await again.tree() == [
+            ".ubiqfsignore": "build/\n", "proj": "/", "proj/main.c": "int main;", "proj/build": "/",
+            "proj/build/kept-output.bin": "output", "cache.nosync": "/", "cache.nosync/kept-scratch": "scratch",
+        ])
+        #expect(try Self.state(again, "proj/build/kept-output.bin") == "ignored")
+        #expect(try Self.state(again, "proj/main.c") != "ignored")
+        try await again.sync()
+        #expect(try await Self.pending(again) == 0)
+        #expect(try await Self.objects(in: store, mentioning: "kept-").isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: a.stateDir + "/kept/"))
         await again.shutdown()
     }
 
