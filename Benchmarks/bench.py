@@ -715,6 +715,16 @@ def make_tree(root, files, per_folder=100, size=64):
         (folder / f"f{i % per_folder:03d}.txt").write_bytes(data)
 
 
+def store_usage(folder):
+    """Objects and bytes in a local-folder store."""
+    objects = size = 0
+    for directory, _, names in os.walk(folder):
+        for name in names:
+            objects += 1
+            size += os.lstat(os.path.join(directory, name)).st_size
+    return objects, size
+
+
 def make_c_project(tarball, modules):
     """A deterministic C project: `modules` units with a header each, calling one another."""
     src = tarball.parent / "cproject"
@@ -862,6 +872,28 @@ class Bench:
                     with open(folder / f"f{i:05d}", "wb") as f:
                         f.write(data)
             self.record("create_10k", t, count / timed(create))
+        self.each(body, settle=True)
+
+    def ignored_tree(self):
+        """A node_modules-like tree of 20,000 x scale small files in 200 folders, made and
+        settled (`ubiqfs sync --wait`): in a folder a `.ubiqfsignore` ignores, and the same tree
+        not ignored; and the objects and bytes that reached ubiqfs's store while the ignored
+        one was made (the goal: none). The others have no rule: a plain folder both times."""
+        files = int(20000 * self.scale)
+        for t in self.targets:
+            if isinstance(t, UbiqFS):
+                (t.dir / ".ubiqfsignore").write_text("node_modules-*/\n")
+                t.settle()
+        def body(t, run):
+            store = t.work / "store" if isinstance(t, UbiqFS) and not t.name.endswith(("-s3", "-far")) else None
+            before = store_usage(store) if store else None
+            seconds = timed(lambda: (make_tree(t.dir / f"node_modules-{run}", files, size=512), t.settle()))
+            self.record("ignored_tree", t, files / seconds)
+            if store:
+                after = store_usage(store)
+                self.record("ignored_tree_objects", t, after[0] - before[0])
+                self.record("ignored_tree_bytes", t, after[1] - before[1])
+            self.record("ignored_tree_synced", t, files / timed(lambda: (make_tree(t.dir / f"deps-{run}", files, size=512), t.settle())))
         self.each(body, settle=True)
 
     def deep_tree(self):
@@ -1195,6 +1227,10 @@ WORKLOADS = {
     "write_1g": ("sequential write + fsync", "MB/s", True, ("u/n", ">=", 0.7), ("r/u", "<=", 1 / 1.5)),
     "random_4k": ("4 KiB random reads, warm", "ops/s", True, None, None),
     "create_10k": ("create 10k small files", "files/s", True, ("u/n", ">=", 0.3), ("r/u", "<=", 1 / 3)),
+    "ignored_tree": ("20k x scale small files made in an ignored folder, and settled", "files/s", True, ("u/n", ">=", 0.3), None),
+    "ignored_tree_objects": ("  objects that reached the store meanwhile", "objects", False, None, None),
+    "ignored_tree_bytes": ("  bytes that reached the store meanwhile", "bytes", False, None, None),
+    "ignored_tree_synced": ("  the same tree not ignored, made and synced", "files/s", True, None, ("r/u", "<=", 1.0)),
     "deep_make": ("a chain of 10k x scale folders made and synced", "s", False, None, None),
     "deep_rm": ("  the same removed (rm -rf) and synced", "s", False, None, None),
     "deep_peak_rss": ("  daemon peak RSS (run --only deep alone)", "MiB", False, None, None),
@@ -1224,7 +1260,8 @@ WORKLOADS = {
     "far_cold_read_requests": ("  store requests per file read", "req", False, None, None),
     "far_upload": ("50 ms store: a 128 MiB file from first write to uploaded", "MB/s", True, None, ("r/u", "<=", 1.0)),
 }
-ABSOLUTE = {"placeholder_ttfb": ("<=", 10.0, "ms (local store: round trip ~0)"), "memory_per_item": ("<=", 1024.0, "bytes"),
+ABSOLUTE = {"ignored_tree_objects": ("<=", 0.0, "objects"), "ignored_tree_bytes": ("<=", 0.0, "bytes"),
+            "placeholder_ttfb": ("<=", 10.0, "ms (local store: round trip ~0)"), "memory_per_item": ("<=", 1024.0, "bytes"),
             "heads_fetched": ("<=", 10.0, "%")}
 
 
@@ -1339,7 +1376,7 @@ def main():
     print(f"\nwritten to {out}")
 
 
-GROUPS = {"write": "write_1g", "read": "reread_1g", "placeholder": "placeholder", "heads": "heads", "create": "create_10k", "deep": "deep_tree", "fsync": "fsync",
+GROUPS = {"write": "write_1g", "read": "reread_1g", "placeholder": "placeholder", "heads": "heads", "create": "create_10k", "ignored": "ignored_tree", "deep": "deep_tree", "fsync": "fsync",
           "ls": "ls_10k", "desktop": "desktop", "nautilus": "nautilus", "git": "git_tree", "build": "build", "memory": "memory",
           "far": "far_small", "far-large": "far_large"}
 

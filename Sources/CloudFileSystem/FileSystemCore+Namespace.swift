@@ -128,6 +128,7 @@ extension FileSystemCore {
             }
         }
         settle(removal)
+        if itemName.bytes == Self.ignoreFileName { ignoreRulesChanged(in: parent) }
         sync.localChange()
         if let removedPath { emit(.deleted, victim.inode, path: removedPath) }
     }

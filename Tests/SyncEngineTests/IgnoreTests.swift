@@ -94,6 +94,12 @@ import Testing
         ])
         #expect(try await Self.objects(in: store, mentioning: "out.bin").isEmpty)
         #expect(await a.engine.status().ignoredItems == 4)
+        // Its rules gone, what they kept here is uploaded as new.
+        try a.remove("src/.ubiqfsignore")
+        try await a.sync()
+        try await b.sync()
+        #expect(try await b.read("src/x.tmp") == "x")
+        #expect(await a.engine.status().ignoredItems == 3)
         for device in [a, b] { await device.shutdown() }
     }
 
