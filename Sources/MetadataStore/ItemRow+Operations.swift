@@ -105,9 +105,10 @@ extension ItemRow {
     /// these columns: a whole-row update would rewrite the folder's index entries too.
     /// `pushed` false: the change is an ignored item's, which the other devices never see.
     public static func touchFolders(_ inos: [Inode], now: Int64, pushed: Bool = true, _ db: Database) throws {
-        let statement = try db.cachedStatement(sql: "UPDATE item SET mtime = ?1, ctime = ?1, dirty = dirty | (CASE WHEN ignored = 0 THEN ?2 ELSE 0 END), changeGen = changeGen + 1 WHERE ino = ?3")
+        let statement = try db.cachedStatement(sql: "UPDATE item SET mtime = ?1, ctime = ?1, dirty = dirty | (CASE WHEN ignored = 0 THEN ?2 ELSE 0 END), changeGen = changeGen + ?4 WHERE ino = ?3")
         for (index, ino) in inos.enumerated() where !inos[..<index].contains(ino) {
-            try statement.execute(arguments: [now, pushed && isPushed(ino) ? DirtyFlags.times.rawValue : 0, ino])
+            // The root's changes are told by its generation alone: an ignored item's moves none.
+            try statement.execute(arguments: [now, pushed && isPushed(ino) ? DirtyFlags.times.rawValue : 0, ino, pushed ? 1 : 0])
         }
     }
 

@@ -68,6 +68,12 @@ import Testing
         #expect(try await Self.pending(a) == 0)
         #expect(await a.engine.status().ignoredItems == 2)
         #expect(try await a.read("build.nosync/secret-output.o") == "object code")
+        // Not even the top's time moves for the others: nothing to commit at all.
+        let records = try await store.listAll(prefix: ContainerLayout.journalPrefix).count
+        try await a.write("more.nosync", "x")
+        try a.mkdir("cache.nosync")
+        try await a.sync()
+        #expect(try await store.listAll(prefix: ContainerLayout.journalPrefix).count == records)
         for device in [a, b] { await device.shutdown() }
     }
 
