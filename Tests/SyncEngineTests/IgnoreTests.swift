@@ -332,4 +332,19 @@ import Testing
         await again.shutdown()
     }
 
+
+    /// The cache budget passes over an ignored file (its only copy), even past its limit.
+    @Test func theCacheBudgetNeverEvictsAnIgnoredFile() async throws {
+        let a = try await TestDevice(store: InMemoryStore(), name: "a")
+        try await a.write("synced.txt", "in the store too")
+        try await a.write("kept.nosync", "only here")
+        try await a.sync()
+        let budget = CacheBudget(core: a.core, limit: 0, logger: Logger(label: "test"))
+        #expect(budget.enforce() == 1)
+        #expect(try Self.state(a, "synced.txt") == "placeholder")
+        #expect(try await a.read("kept.nosync") == "only here")
+        #expect(try Self.state(a, "kept.nosync") == "ignored")
+        await a.shutdown()
+    }
+
 }
