@@ -90,14 +90,21 @@ extension FileSystemCore {
 
     /// One item kept through a reset, back at its path (`KeptIgnoredItems`): missing folders
     /// on the way are made, ignored; a name taken meanwhile gives it a free one. An item
-    /// already back (a restore cut short) is left as it is.
-    func restoreIgnored(_ entry: KeptIgnoredItems.Entry, contentDirectory: String) throws {
+    /// already back (a restore cut short) is left as it is. `placed`: the folders put back
+    /// so far by their kept paths (one that took a free name keeps what was in it).
+    /// Returns the item's inode.
+    @discardableResult
+    func restoreIgnored(_ entry: KeptIgnoredItems.Entry, contentDirectory: String, placed: [[Data]: Inode] = [:]) throws -> Inode {
         guard let kind = ItemKind(rawValue: entry.kind), let last = entry.path.last else {
             throw FileSystemError(.invalid, "a kept item without a path or with an unknown kind \(entry.kind)")
         }
         let owner = Caller(uid: entry.uid, gid: entry.gid, pid: 0)
         var parent = Inode.root
-        for component in entry.path.dropLast() {
+        for (depth, component) in entry.path.dropLast().enumerated() {
+            if let folder = placed[Array(entry.path[...depth])] {
+                parent = folder
+                continue
+            }
             let name = ByteString(Array(component))
             if let existing = try read({ db in try ItemRow.child(of: parent, named: name, db) }), existing.itemKind == .directory {
                 parent = existing.inode
@@ -107,13 +114,15 @@ extension FileSystemCore {
             parent = try insertNew(parent: parent, name: free.bytes, kind: .directory, mode: 0o755, caller: owner, marks: .attribute).inode
         }
         let name = ByteString(Array(last))
-        if let existing = try read({ db in try ItemRow.child(of: parent, named: name, db) }), existing.isIgnored, existing.itemKind == kind { return }
+        if let existing = try read({ db in try ItemRow.child(of: parent, named: name, db) }), existing.isIgnored, existing.itemKind == kind {
+            return existing.inode
+        }
         let free = try read { db in try ItemRow.freeName(name, in: parent, db) }
         let row = try insertNew(
             parent: parent, name: free.bytes, kind: kind, mode: entry.mode, caller: owner, target: entry.target.map { ByteString(Array($0)) },
             rdev: entry.rdev.map { UInt64(bitPattern: $0) }, marks: IgnoreMarks(rawValue: entry.marks)
         )
-        guard kind == .file, let content = entry.content else { return }
+        guard kind == .file, let content = entry.content else { return row.inode }
         let source = contentDirectory + "/" + content
         try Syscall.check("rename") { Glibc.rename(source, cache.path(for: row.inode)) }
         cache.setModificationTime(row.inode, nanoseconds: entry.mtime)
@@ -123,6 +132,7 @@ extension FileSystemCore {
             (restored.size, restored.mtime) = (size, entry.mtime)
             try restored.update(db)
         }
+        return row.inode
     }
 
     /// After the last writer of a file closed it: if it is a `.ubiqfsignore`, its rules apply.

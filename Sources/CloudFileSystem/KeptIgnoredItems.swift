@@ -77,10 +77,12 @@ public enum KeptIgnoredItems {
             let place = root + "/" + stamp
             guard let data = FileManager.default.contents(atPath: place + "/" + manifest) else { continue }
             var failed = false
+            var placed: [[Data]: Inode] = [:]
             for entry in try JSONDecoder().decode([Entry].self, from: data) {
                 let shown = entry.path.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "/")
                 do {
-                    try core.restoreIgnored(entry, contentDirectory: place)
+                    let ino = try core.restoreIgnored(entry, contentDirectory: place, placed: placed)
+                    if entry.kind == ItemKind.directory.rawValue { placed[entry.path] = ino }
                     restored.append(shown)
                 } catch {
                     // Kept for the next mount, which puts back what is not back yet.

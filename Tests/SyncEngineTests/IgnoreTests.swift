@@ -311,18 +311,28 @@ import Testing
         try await a.write("proj/build/kept-output.bin", "output")
         try a.mkdir("cache.nosync")
         try await a.write("cache.nosync/kept-scratch", "scratch")
+        try a.mkdir("tmpdir")
+        try await a.write("tmpdir/kept-tmp", "t")
+        try Self.setIgnored(a, "tmpdir", true)
         try await a.sync()
         try await a.cleanStop()
         let blockers = try LocalStateReset.blockers(stateDir: a.stateDir)
         #expect(blockers.isEmpty)
-        #expect(try KeptIgnoredItems.save(stateDir: a.stateDir) == 4)
+        #expect(try KeptIgnoredItems.save(stateDir: a.stateDir) == 6)
         _ = try LocalStateReset.clear(stateDir: a.stateDir)
+        // Meanwhile another device syncs a folder of that name: the kept one steps aside.
+        let b = try await TestDevice(store: store, name: "b")
+        try b.mkdir("tmpdir")
+        try await b.write("tmpdir/from-b", "b")
+        try await b.sync()
         let again = try await TestDevice(store: store, name: "a", stateDir: a.stateDir)
         try KeptIgnoredItems.restore(stateDir: a.stateDir, core: again.core, logger: Logger(label: "test"))
         #expect(try await again.tree() == [
             ".ubiqfsignore": "build/\n", "proj": "/", "proj/main.c": "int main;", "proj/build": "/",
             "proj/build/kept-output.bin": "output", "cache.nosync": "/", "cache.nosync/kept-scratch": "scratch",
+            "tmpdir": "/", "tmpdir/from-b": "b", "tmpdir (2)": "/", "tmpdir (2)/kept-tmp": "t",
         ])
+        await b.shutdown()
         #expect(try Self.state(again, "proj/build/kept-output.bin") == "ignored")
         #expect(try Self.state(again, "proj/main.c") != "ignored")
         try await again.sync()
