@@ -24,9 +24,14 @@ import Testing
         let root = fixture.root
         try await fixture.sh(Self.inInstalledNamespace(fixture, """
             mkdir -p \(root)/one \(root)/two
+            echo "*.secret" > \(root)/ignores
             trap "umount -l \(root)/one 2>/dev/null || true; umount -l \(root)/two 2>/dev/null || true" EXIT
-            mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,device=one,container=team,cache-size=1G,allow_other,allow-plain-http,_netdev,nofail,x-systemd.automount,noatime
+            mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,device=one,container=team,cache-size=1G,allow_other,allow-plain-http,_netdev,nofail,x-systemd.automount,noatime,ignore_file=\(root)/ignores
             grep " \(root)/one fuse.ubiqfs " /proc/mounts | grep -q "nosuid,nodev"
+            # The ignore list of this device alone (no single quote in this script).
+            echo key > \(root)/one/api.secret
+            test "$(getfattr --only-values -n user.ubiqfs.state \(root)/one/api.secret)" = ignored
+            rm \(root)/one/api.secret
             # The -o options reached the daemon: container, allow_other, cache size.
             grep "^ubiqfs:team \(root)/one fuse.ubiqfs " /proc/mounts | grep -q allow_other
             \(MountFixture.binary) status \(root)/one --json | grep -q "cacheBudget.*1073741824"
@@ -126,7 +131,9 @@ import Testing
             cache-size = 1G
             transfers = 8
             bwlimit = 10M:off
+            ignore-file = \(root)/ignores
             EOF
+            echo '*.secret' > \(root)/ignores
             trap "\(bin) unmount work 2>/dev/null || fusermount3 -uz \(root)/work-mnt 2>/dev/null || true" EXIT
             # Transfer options are checked before anything is mounted.
             fails \(bin) mount work --bwlimit fast 2> err
@@ -135,6 +142,9 @@ import Testing
             grep -q "invalid --transfers 0" err
             fails grep -q " \(root)/work-mnt " /proc/mounts
             \(bin) mount work
+            echo key > \(root)/work-mnt/api.secret
+            test "$(getfattr --only-values -n user.ubiqfs.state \(root)/work-mnt/api.secret)" = ignored
+            rm \(root)/work-mnt/api.secret
             # Past the inline limit (1 KiB), so it is uploaded (in a pack of its own).
             head -c 2048 /dev/urandom > \(root)/work-mnt/f
             \(bin) sync work --wait
