@@ -125,7 +125,9 @@ import Testing
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         _ = try git(["init", "-q", root], in: root, input: Data())
         for folder in tree.folders { try FileManager.default.createDirectory(atPath: root + "/" + folder, withIntermediateDirectories: true) }
-        for file in tree.files { FileManager.default.createFile(atPath: root + "/" + file, contents: Data()) }
+        for file in tree.files where !FileManager.default.createFile(atPath: root + "/" + file, contents: Data()) {
+            throw GitFailed(description: "cannot create \(root)/\(file)")
+        }
         for (folder, contents) in tree.ignoreFiles {
             try Data(contents.utf8).write(to: URL(fileURLWithPath: root + "/" + (folder.isEmpty ? "" : folder + "/") + ".gitignore"))
         }
