@@ -37,6 +37,18 @@ struct EvictCommand: XattrItemCommand {
     @OptionGroup var items: ItemPaths
 }
 
+struct IgnoreCommand: XattrItemCommand {
+    static let configuration = CommandConfiguration(commandName: "ignore", abstract: "Keep items on this device only: they leave the container for the other devices, and never sync (folders: everything inside).")
+    static let xattr = (name: "user.ubiqfs.ignored", value: "1")
+    @OptionGroup var items: ItemPaths
+}
+
+struct UnignoreCommand: XattrItemCommand {
+    static let configuration = CommandConfiguration(commandName: "unignore", abstract: "Let items sync again (uploaded as new), unless a .ubiqfsignore pattern, a .nosync name or this device's --ignore-file keeps them here.")
+    static let xattr = (name: "user.ubiqfs.ignored", value: "0")
+    @OptionGroup var items: ItemPaths
+}
+
 struct DownloadCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "download", abstract: "Download items (folders: everything inside) and return when they are local.")
     @OptionGroup var items: ItemPaths

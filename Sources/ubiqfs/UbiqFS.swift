@@ -13,7 +13,7 @@ struct UbiqFS: ParsableCommand {
         subcommands: [
             MountCommand.self, UnmountCommand.self, StatusCommand.self, SyncCommand.self,
             PauseCommand.self, ResumeCommand.self, LocksCommand.self, FaultsCommand.self,
-            PinCommand.self, UnpinCommand.self, EvictCommand.self, DownloadCommand.self,
+            PinCommand.self, UnpinCommand.self, EvictCommand.self, DownloadCommand.self, IgnoreCommand.self, UnignoreCommand.self,
             WatchCommand.self, VersionsCommand.self, RestoreCommand.self, DoctorCommand.self, ResetCommand.self,
             RemountCommand.self, TrashCommand.self, RetentionCommand.self, GCCommand.self, PassphraseCommand.self,
         ]

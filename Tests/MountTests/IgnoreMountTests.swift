@@ -33,6 +33,14 @@ import Testing
             \(bin) status \(a) | grep -q 'pending uploads: 0'
             \(bin) status \(a) | grep -q 'ignored:         57 '
             fails setfattr -n user.ubiqfs.evict -v 1 \(a)/proj/build/report.txt 2>/dev/null
+            fails \(bin) evict \(a)/proj/build/report.txt 2> err
+            grep -q "is ignored, and stays on this device" err
+            # The command line: ignore and unignore.
+            mkdir \(a)/drafts && echo 'first draft' > \(a)/drafts/d.txt
+            \(bin) ignore \(a)/drafts
+            test "$(state \(a)/drafts/d.txt)" = ignored
+            \(bin) unignore \(a)/drafts
+            test "$(state \(a)/drafts/d.txt)" != ignored
 
             # The other device has the sources and the rules, nothing ignored; the store
             # names none of it (and the same search finds a synced name: the control).
