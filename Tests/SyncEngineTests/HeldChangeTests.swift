@@ -340,4 +340,48 @@ import Testing
         await a.shutdown()
         await b.shutdown()
     }
+
+    /// A content edit kept back behind a held change (here: a safe save of a file that a
+    /// record then moves to where the held file is committed) goes out only when the writer
+    /// closes; an edit made elsewhere meanwhile, which had not seen it, becomes the conflict
+    /// copy (seed 2122289853986752852).
+    @Test func aHeldBackEditGoesOutWhenItsWriterClosesAndMeetsALaterEditAsAConflict() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        let b = try await TestDevice(store: store, name: "b")
+        try await a.write("x.txt", "x1")
+        try await a.write("y.txt", "y1")
+        try await a.sync()
+        try await b.sync()
+        // b holds x.txt open for writing, and safe-saves y.txt (content and metadata changed).
+        let writer = try await b.open(try #require(b.inode("x.txt")), flags: O_RDWR)
+        try await b.write(".saving", "y from b")
+        try b.rename(".saving", "y.txt")
+        // a changes x.txt and moves it away, and moves y.txt to x.txt's place.
+        try await a.write("x.txt", "x2")
+        try a.rename("x.txt", "moved.txt")
+        try a.rename("y.txt", "x.txt")
+        try await a.sync()
+        // On b x.txt's change is held; y.txt follows to x.txt, where the held item is
+        // committed as b last saw it: b's edit of it waits for the held change.
+        try await b.sync()
+        #expect(await b.engine.status().held?.count == 1)
+        #expect(try await b.engine.heldBack().count == 1)
+        try await a.sync()
+        #expect(try await a.read("x.txt") == "y1", "nothing of b's edit pushed yet")
+        // a edits the file; b's writer closes and b syncs first: b's edit lands first.
+        try await a.write("x.txt", "y from a")
+        b.core.release(handle: writer)
+        try await b.sync()
+        try await a.sync()
+        try await b.sync()
+        let tree = try await a.tree()
+        #expect(tree["x.txt"] == "y from b")
+        #expect(tree["moved.txt"] == "x2")
+        let copies = tree.filter { $0.key.contains(" (conflict from a ") }
+        #expect(copies.values.sorted() == ["y from a"])
+        #expect(try await b.tree() == tree)
+        await a.shutdown()
+        await b.shutdown()
+    }
 }

@@ -77,6 +77,17 @@ extension SoakBatch {
         return result
     }
 
+    /// The files whose content this device changed and that a held change keeps back
+    /// (`HeldScope`; among `waiting`, from `heldItems`): still not pushed at the end of the
+    /// round, so still its pending edits in the next (`expectedCopies`, no lost write).
+    func heldBackEdits(_ index: Int, among waiting: Set<String>) throws -> (ids: Set<String>, inodes: Set<Inode>) {
+        guard !waiting.isEmpty else { return ([], []) }
+        let rows = try devices[index].metadata.read { db in try ItemRow.fetchAll(db) }.filter { row in
+            !row.deleted && row.itemKind == .file && row.dirtyFlags.contains(.content) && waiting.contains(row.itemID.rawValue)
+        }
+        return (Set(rows.map(\.itemID.rawValue)), Set(rows.map(\.inode)))
+    }
+
     /// The ids of the folders above the items `ids` on `device` (the root excluded), from
     /// the rows (a link's row is its own, with its own folder).
     func foldersAbove(_ ids: Set<String>, on device: TestDevice) throws -> Set<String> {

@@ -258,9 +258,12 @@ final class SoakBatch {
         }
 
         for index in online {
+            // An edit that a change held here keeps back is still to be pushed (once the held
+            // change lands, in a later round), and meets the edits made meanwhile elsewhere.
+            let keptBack = try heldBackEdits(index, among: heldBy[index] ?? [])
             models[index].known = try liveIDs(devices[index])
-            models[index].writtenInodes = []
-            models[index].contentEdits = []
+            models[index].writtenInodes.formIntersection(keptBack.inodes)
+            models[index].contentEdits.formIntersection(keptBack.ids)
             models[index].unseen = []
             models[index].maybeUnseen = try heldVersions(devices[index])
         }
