@@ -18,13 +18,14 @@ extension SoakBatch {
     // MARK: Invariants
 
     /// Items in `held` (changes held for a writer, `heldItems`) are left out: they converge
-    /// once their writer closes.
+    /// once their writer closes. So are the names of links in `held` (a link to a file that
+    /// is not held may wait, `HeldScope`), also from their item's count of names.
     func checkConvergence(
         reference: Int, written: [(content: String, origin: String, id: String)], idsBefore: Set<String>, expectedCopies: ClosedRange<Int>,
         held: Set<String>, _ stats: inout SoakStats
     ) async throws {
         let referenceDevice = devices[reference]
-        let expected = try snapshot(referenceDevice).filter { !held.contains($0.value.id) }
+        let expected = try snapshot(referenceDevice, leavingOut: held)
         // The reference reads every file (downloading what it must); others compare the
         // content they hold locally, and the committed blocks of the rest.
         var contents: [String: String] = [:]
@@ -39,7 +40,7 @@ extension SoakBatch {
         }
         for index in online where index != reference {
             let device = devices[index]
-            let tree = try snapshot(device).filter { !held.contains($0.value.id) }
+            let tree = try snapshot(device, leavingOut: held)
             stats.checked("convergence")
             if tree != expected {
                 let paths = Set(tree.keys).union(expected.keys).sorted().filter { tree[$0] != expected[$0] }
@@ -48,7 +49,7 @@ extension SoakBatch {
                 }.joined(separator: "\n"))
             }
             let localFiles = try localFileInodes(device)
-            for entry in try entries(device) where entry.kind == .file && localFiles.contains(entry.ino) && !held.contains(entry.id) {
+            for entry in try entries(device) where entry.kind == .file && localFiles.contains(entry.ino) && !held.contains(entry.id) && !held.contains(entry.nameID) {
                 let local = String(decoding: FileManager.default.contents(atPath: device.cache.path(for: entry.ino)) ?? Data(), as: UTF8.self)
                 stats.checked("local content")
                 if let content = contents[entry.path], local != content {

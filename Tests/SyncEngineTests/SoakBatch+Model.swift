@@ -111,9 +111,12 @@ extension SoakBatch {
         func walk(_ ino: Inode, _ prefix: String) throws {
             for child in try device.core.list(ino, after: 2, limit: 100_000) {
                 let path = prefix + String(decoding: child.name, as: UTF8.self)
+                // A link lists its item's attributes; its own row is the one the offset names.
+                let id = ids[child.attributes.ino] ?? "?"
                 result.append(Entry(
                     path: path, ino: child.attributes.ino, kind: child.attributes.kind, mode: child.attributes.permissions,
-                    id: ids[child.attributes.ino] ?? "?", names: child.attributes.kind == .directory ? 1 : child.attributes.nlink
+                    id: id, names: child.attributes.kind == .directory ? 1 : child.attributes.nlink,
+                    nameID: ids[Inode(child.nextOffset - 2)] ?? id
                 ))
                 if child.attributes.kind == .directory { try walk(child.attributes.ino, path + "/") }
             }
@@ -122,11 +125,16 @@ extension SoakBatch {
         return result.sorted { $0.path < $1.path }
     }
 
-    func snapshot(_ device: TestDevice) throws -> [String: Node] {
+    /// `leavingOut`: held items (`heldItems`), left out by the item's id or by the name's
+    /// own id. A link that waits (`HeldScope`) is a name of an item that may not be held:
+    /// that name is left out, and not counted in the item's names either.
+    func snapshot(_ device: TestDevice, leavingOut held: Set<String> = []) throws -> [String: Node] {
         let rows = try device.metadata.read { db in try ItemRow.fetchAll(db) }
         let byIno = Dictionary(uniqueKeysWithValues: rows.map { ($0.inode, $0) })
         var result: [String: Node] = [:]
-        for entry in try entries(device) {
+        let all = try entries(device)
+        let heldNames = Dictionary(all.filter { held.contains($0.nameID) && !held.contains($0.id) }.map { ($0.ino, UInt32(1)) }, uniquingKeysWith: +)
+        for entry in all where !held.contains(entry.id) && !held.contains(entry.nameID) {
             let row = try #require(byIno[entry.ino])
             var xattrs: [String: [UInt8]] = [:]
             for name in try device.core.listXattrs(entry.ino).split(separator: 0) {
@@ -136,7 +144,7 @@ extension SoakBatch {
             result[entry.path] = Node(
                 kind: entry.kind, id: entry.id, mode: entry.mode, xattrs: xattrs, target: target,
                 size: entry.kind == .file ? row.size : 0, blocks: entry.kind == .file ? row.blockList : [],
-                folderTime: entry.kind == .directory ? row.mtime : 0, names: entry.names
+                folderTime: entry.kind == .directory ? row.mtime : 0, names: entry.names - (heldNames[entry.ino] ?? 0)
             )
         }
         return result

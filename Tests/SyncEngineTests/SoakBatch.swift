@@ -41,6 +41,8 @@ struct Entry {
     var id: String
     /// The item's names (hard links): the entry is one of them.
     var names: UInt32 = 1
+    /// The row that holds this name: a link's own id for a name that is a link, else `id`.
+    var nameID: String = ""
 }
 
 /// What must be equal on every device, per path.
