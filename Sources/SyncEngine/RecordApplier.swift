@@ -220,7 +220,7 @@ struct RecordApplier {
         let contentChanged = item.kind == .file && !(item.blocks ?? []).sameContent(as: base?.blocks ?? row.blockList)
         if own { return try settleOwn(&row, item, parent: parent, seq: seq) }
         if localFlags.contains(.content) && contentChanged {
-            return try splitConflict(&row, remote: item, parent: parent, seq: seq)
+            return try splitConflict(&row, remote: item, base: base, parent: parent, seq: seq)
         }
         try merge(&row, item, base: base, parent: parent, contentChanged: contentChanged)
         row.baseSeq = Int64(seq)
@@ -410,13 +410,19 @@ struct RecordApplier {
     }
 
     /// The local version becomes a new item beside the committed one, keeping its inode
-    /// (and so every open handle on it) and its cache file.
-    private mutating func splitConflict(_ row: inout ItemRow, remote: ItemSnapshot, parent: Inode, seq: UInt64) throws {
+    /// (and so every open handle on it) and its cache file. Its place is merged as the
+    /// item's would be: one moved here stays where this device put it; otherwise it goes
+    /// where the record puts the item, named after it (not left in a folder the item left
+    /// there, which that device may have deleted since).
+    private mutating func splitConflict(_ row: inout ItemRow, remote: ItemSnapshot, base: ItemSnapshot?, parent: Inode, seq: UInt64) throws {
         let originalName = row.itemName
+        let originalParent = row.parent ?? Inode.root
         let originalPath = try currentPath(row.inode)
+        let movedHere = try keepsLocalPlace(row, base: base)
+        let (copyParent, stem) = movedHere ? (originalParent, originalName) : (parent, remote.name)
         let copyName = try freeName(
-            ItemName.conflictCopy(of: originalName, device: device.name, date: Timestamp.conflictStamp(now)),
-            parent: row.parent ?? Inode.root
+            ItemName.conflictCopy(of: stem, device: device.name, date: Timestamp.conflictStamp(now)),
+            parent: copyParent
         )
         // The item's other names stay with its id, which the committed version takes: the
         // kernel must look them up again to find its new inode.
@@ -424,12 +430,14 @@ struct RecordApplier {
             outcome.invalidations.append(.entry(parent: link.parent ?? Inode.root, name: link.itemName.bytes))
         }
         row.itemID = .random()
+        row.parent = copyParent
         row.itemName = copyName
         row.baseSeq = 0
         row.blockList = []
         row.markChanged([.metadata, .content], now: now)
         try row.update(db)
-        outcome.invalidations.append(.entry(parent: row.parent ?? Inode.root, name: originalName.bytes))
+        outcome.invalidations.append(.entry(parent: originalParent, name: originalName.bytes))
+        outcome.invalidations.append(.entry(parent: copyParent, name: copyName.bytes))
         outcome.invalidations.append(.inode(row.inode, data: false))
         let message = "\(originalName): edited here and on another device; this device's version is now \(copyName)"
         outcome.conflicts.append(message)
