@@ -598,8 +598,24 @@ struct RecordApplier {
             chain.append(ancestor)
             next = ancestor.parent
         }
+        // A folder above gone from this device's table too (deleted on both sides, purged):
+        // the topmost comes back at its committed place, or at the top.
+        if let ino = next, try ItemRow.find(ino: ino, db) == nil {
+            if chain.isEmpty { try placeAsCommitted(&folder) } else { try placeAsCommitted(&chain[chain.count - 1]) }
+        }
         for var ancestor in chain.reversed() { try undelete(&ancestor) }
         try undelete(&folder)
+    }
+
+    /// The row's place becomes the committed tree's (its live folder there, or the top, and
+    /// its committed name), for an item whose folder here is gone.
+    private func placeAsCommitted(_ row: inout ItemRow) throws {
+        let base = try BaseSnapshots.find(row.itemID, db)
+        row.parent = Inode.root
+        if let base, base.parent != .root, let parent = try ItemRow.find(id: base.parent, db), !parent.deleted, parent.itemKind == .directory {
+            row.parent = parent.inode
+        }
+        if let base { row.itemName = base.name }
     }
 
     private mutating func undelete(_ folder: inout ItemRow) throws {

@@ -211,6 +211,51 @@ import Testing
         await b.shutdown()
     }
 
+    /// A folder moved here into a folder, then deleted with it; the delete of that folder
+    /// lands from another device (deleted on both sides, its row purged here), then a
+    /// change into the first folder: it comes back at its committed place, never under a
+    /// folder this device no longer has (seed 15188457453163883222).
+    @Test func aFolderBroughtBackWhoseLocalParentIsGoneEverywhere() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        let c = try await TestDevice(store: store, name: "c")
+        try a.mkdir("F")
+        try a.mkdir("d0")
+        try await a.write("F/a.txt", "base")
+        try await a.sync()
+        try await c.sync()
+        try c.rename("F", "d0/d1")
+        try c.remove("d0/d1/a.txt")
+        try c.remove("d0/d1")
+        try c.remove("d0")
+        // The kernel forgets every inode (as the soak does after each round): deleted rows
+        // whose delete is settled can be purged.
+        for ino in try await c.metadata.read({ db in try Inode.fetchAll(db, sql: "SELECT ino FROM item") }) {
+            c.core.forget(ino, count: .max)
+        }
+        try a.remove("d0")
+        try await a.sync()                          // a record deleting d0
+        try await a.write("F/a.txt", "edit")
+        try await a.sync()                          // a record changing F/a.txt
+        try await c.sync()
+        try await a.sync()
+        try await c.sync()
+        let broken = try await c.metadata.read { db in
+            let rows = try ItemRow.fetchAll(db)
+            let byIno = Dictionary(uniqueKeysWithValues: rows.map { ($0.inode, $0) })
+            return rows.filter { row in
+                guard !row.deleted, row.inode != Inode.root else { return false }
+                guard let parent = row.parent.flatMap({ byIno[$0] }) else { return true }
+                return parent.deleted
+            }.map { "\($0.itemName) parent \($0.parent.map { "\($0)" } ?? "nil")" }
+        }
+        #expect(broken.isEmpty, "live rows without a live folder on c: \(broken)")
+        #expect(try await a.tree() == c.tree())
+        let treeC = try await c.tree()
+        #expect(treeC["F/a.txt"] == "edit", "\(treeC)")
+        for device in [a, c] { await device.shutdown() }
+    }
+
     @Test func crossedMovesNeverMakeACycleNorLoseAFolder() async throws {
         let store = InMemoryStore()
         let a = try await TestDevice(store: store, name: "a")
