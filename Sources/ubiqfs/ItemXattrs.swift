@@ -27,25 +27,26 @@ enum ItemXattrs {
         let bytes = Array(value.utf8)
         guard CSystemShims_lsetxattr(path, name, bytes, bytes.count) == 0 else {
             let error = errno
-            throw CommandFailure("\(path): \(String(cString: strerror(error)))" + why(path, name, error))
+            let reason = why(path, name, error).map { " (\($0))" } ?? ""
+            throw CommandFailure("\(path): \(String(cString: strerror(error)))" + reason)
         }
     }
 
     /// What the item's state says of a refusal (the errno alone cannot).
-    private static func why(_ path: String, _ name: String, _ error: Int32) -> String {
+    private static func why(_ path: String, _ name: String, _ error: Int32) -> String? {
         switch (name, error) {
         case ("user.ubiqfs.evict", EPERM) where get(path, "user.ubiqfs.state") == "ignored":
-            return ": it is ignored, and stays on this device, which has its only copy"
+            return "it is ignored, and stays on this device, which has its only copy"
         case ("user.ubiqfs.evict", EPERM) where get(path, "user.ubiqfs.pinned") == "1":
-            return ": it is pinned; unpin it first"
+            return "it is pinned; unpin it first"
         case ("user.ubiqfs.evict", EBUSY):
-            return ": it has changes not uploaded yet, or is open for writing"
+            return "it has changes not uploaded yet, or is open for writing"
         case ("user.ubiqfs.ignored", EBUSY):
-            return ": its content is not all on this device (download it first), or a file in it has hard links elsewhere"
+            return "its content is not all on this device (download it first), or a file in it has hard links elsewhere"
         case ("user.ubiqfs.ignored", EPERM):
-            return ": the top of a mount always syncs"
+            return "the top of a mount always syncs"
         default:
-            return ""
+            return nil
         }
     }
 

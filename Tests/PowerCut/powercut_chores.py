@@ -178,8 +178,9 @@ class Evict(Chore):
             self.note += f"; {placeholders} placeholders under them once evict returned"
 
     def refused(self, output):
+        # "ubiqfs: PATH: ERRNO TEXT (why, from the item's state)"
         reasons = [line.rsplit(": ", 1)[-1] for line in output.splitlines() if line.startswith("ubiqfs: ")]
-        return bool(reasons) and all(reason in REFUSALS for reason in reasons)
+        return bool(reasons) and all(reason.startswith(REFUSALS) for reason in reasons)
 
 
 class Collect(Chore):
