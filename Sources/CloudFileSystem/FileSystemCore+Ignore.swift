@@ -185,8 +185,8 @@ extension FileSystemCore {
         return checked || becomesIgnored
     }
 
-    /// After a rename: each moved item, and what is inside a moved folder, follows the rules
-    /// of its new place, or the rename fails with EXDEV (`mv` then copies and removes).
+    /// After an exchange: each moved item, and what is inside a moved folder, follows the
+    /// rules of its new place, or the exchange fails with EXDEV.
     /// `moved`: each item and whether it was ignored before (a folder ignored before and
     /// after has nothing in it to change).
     func followIgnoreRules(moved: [(ino: Inode, wasIgnored: Bool)], now: Int64, _ db: Database) throws {

@@ -173,7 +173,7 @@ extension FileSystemCore {
                 // (a safe save from an ignored temporary file then keeps the original's id).
                 let wasIgnored = moving.isIgnored
                 let marks = try ignoreMarks(of: targetName, isDirectory: moving.itemKind == .directory, in: newFolder, keeping: moving.ignoreMarks, db)
-                _ = try setOwnIgnoreMarks(&moving, to: marks, .strict(.crossDevice), now: now, db)
+                let subtreeChecked = try setOwnIgnoreMarks(&moving, to: marks, .strict(.crossDevice), now: now, db)
                 var victim: NameRemoval?
                 if let existing {
                     if noReplace { throw FileSystemError(.exists) }
@@ -185,7 +185,13 @@ extension FileSystemCore {
                 moving.markChanged(.metadata, now: now)
                 try moving.update(db)
                 try ItemRow.touchFolders([parent, newParent], now: now, pushed: !(wasIgnored && moving.isIgnored), db)
-                try followIgnoreRules(moved: [(moving.inode, wasIgnored)], now: now, db)
+                // A moved folder's items follow the rules of its new place (its own marks are set).
+                if moving.itemKind == .directory {
+                    ignores.forget()
+                    if !(wasIgnored && moving.isIgnored) {
+                        try reevaluateIgnores(under: moving, .strict(.crossDevice), checked: subtreeChecked, now: now, db)
+                    }
+                }
                 return victim
             }
         }

@@ -22,7 +22,7 @@ public final class IgnoreIndex: InvalidationSink {
         var generation = 0
     }
 
-    /// A `.ubiqfsignore` larger than this is read only so far (and the rest said in the log).
+    /// A `.ubiqfsignore` larger than this is read only so far.
     static let maxFileSize = 1 << 20
 
     private let state: Mutex<State>

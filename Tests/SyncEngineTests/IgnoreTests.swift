@@ -162,6 +162,21 @@ import Testing
         try await a.sync()
         try await b.sync()
         #expect(try await b.tree() == [".ubiqfsignore": "*.swp\n", "b.txt": "one", "doc.txt": "v2"])
+        // A folder moved across the line takes what is in it along, both ways.
+        try a.mkdir("dir")
+        try await a.write("dir/f", "in a folder")
+        try await a.sync()
+        try await b.sync()
+        try a.rename("dir", "dir.nosync")
+        #expect(try Self.state(a, "dir.nosync/f") == "ignored")
+        try await a.sync()
+        try await b.sync()
+        #expect(try await b.tree()["dir/f"] == nil)
+        try a.rename("dir.nosync", "back")
+        #expect(try Self.state(a, "back/f") != "ignored")
+        try await a.sync()
+        try await b.sync()
+        #expect(try await b.read("back/f") == "in a folder")
         for device in [a, b] { await device.shutdown() }
     }
 
