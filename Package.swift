@@ -5,7 +5,8 @@ import PackageDescription
 /// Inodes (leaf) -> FuseKit, FileCoordinator, MetadataStore, ContentCache;
 /// CFuse3 -> FuseKit; ItemModel -> ContainerStore, MetadataStore, ContentCache; S3Store (ContainerStore over HTTP);
 /// ContainerCrypto (keys, sealing, `SealedStore` over any store); SyncEngine uses the stores, crypto, metadata, cache and coordinator;
-/// CloudFileSystem glues FuseKit to all of them; `ubiqfs` is the command line.
+/// Thumbnails (the desktop's thumbnail cache and thumbnailers) -> ThumbnailService (pictures made, committed
+/// and installed, over the engine's `ThumbnailEvents`); CloudFileSystem glues FuseKit to all of them; `ubiqfs` is the command line.
 let package = Package(
     name: "ubiqfs",
     platforms: [.macOS(.v15)],
@@ -68,10 +69,21 @@ let package = Package(
             ]
         ),
         .target(
+            name: "Thumbnails",
+            dependencies: ["ItemModel", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(
+            name: "ThumbnailService",
+            dependencies: [
+                "Thumbnails", "SyncEngine", "MetadataStore", "ContentCache", "ItemModel", "Inodes",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "CloudFileSystem",
             dependencies: [
                 "FuseKit", "Inodes", "ItemModel", "MetadataStore", "ContentCache", "FileCoordinator",
-                "ContainerStore", "ContainerCrypto", "SyncEngine", "CSystemShims", "IgnoreRules",
+                "ContainerStore", "ContainerCrypto", "SyncEngine", "CSystemShims", "IgnoreRules", "ThumbnailService", "Thumbnails",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -80,12 +92,14 @@ let package = Package(
             name: "ubiqfs",
             dependencies: [
                 "CloudFileSystem", "ContainerStore", "ContainerCrypto", "S3Store", "SyncEngine", "FileCoordinator", "FuseKit", "Inodes", "CSystemShims", "IgnoreRules",
+                "ThumbnailService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "ItemModelTests", dependencies: ["ItemModel"]),
         .testTarget(name: "IgnoreRulesTests", dependencies: ["IgnoreRules", "ItemModel"]),
+        .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "ItemModel"]),
         .testTarget(name: "FileCoordinatorTests", dependencies: ["FileCoordinator", "Inodes", "ItemModel"]),
         // Starts and stops a real SeaweedFS server for the tests that need an S3 service.
         .target(name: "SeaweedFSFixture", dependencies: ["S3Store", "ContainerStore"], path: "Tests/SeaweedFSFixture"),
@@ -100,7 +114,7 @@ let package = Package(
             name: "DeviceFixture",
             dependencies: [
                 "CloudFileSystem", "ContainerStore", "SyncEngine", "MetadataStore", "ContentCache", "Inodes", "ItemModel",
-                "SeaweedFSFixture", .product(name: "Logging", package: "swift-log"),
+                "SeaweedFSFixture", "ThumbnailService", .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/DeviceFixture"
         ),
@@ -113,6 +127,7 @@ let package = Package(
             name: "SyncEngineTests",
             dependencies: [
                 "SyncEngine", "CloudFileSystem", "DeviceFixture", "ContainerStore", "ContainerCrypto", "Inodes", "S3Store", "SeaweedFSFixture", "MetadataStore", "ContentCache", "FileCoordinator", "ItemModel",
+                "Thumbnails", "ThumbnailService",
                 .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

@@ -9,6 +9,8 @@ import ItemModel
 import Logging
 import MetadataStore
 import SyncEngine
+import ThumbnailService
+import Thumbnails
 
 /// One device's parts, assembled in the one right order (health check, state, reconcile,
 /// container, then the live tables, the sync engine, the filesystem core and recovery); used by the daemon and
@@ -22,12 +24,15 @@ public struct DeviceStack: Sendable {
     public let sync: SyncEngine
     public let core: FileSystemCore
     public let controlSocketPath: String
+    /// Pictures of files for viewers; nil when thumbnails are off.
+    public let thumbnails: ThumbnailService?
     /// The master key of an encrypted container, in the state dir (mode 0600).
     public static let keyFile = "container.key"
 
     public static func open(
         store: any ContainerStore, stateDir: String, deviceName: String, configuration: SyncConfiguration, logger: Logger,
-        accessTimes: AccessTimes = AccessTimes(), deviceIgnores: IgnoreList = IgnoreList(folder: [], source: "this device's list", patterns: [])
+        accessTimes: AccessTimes = AccessTimes(), deviceIgnores: IgnoreList = IgnoreList(folder: [], source: "this device's list", patterns: []),
+        lookers: Lookers = .defaults, thumbnails: ThumbnailSettings? = nil, thumbnailers: Thumbnailers = .fromEnvironment()
     ) async throws -> DeviceStack {
         try StateRecovery.quarantineIfDamaged(stateDir: stateDir, logger: logger)
         let metadata = try MetadataStore(path: stateDir + "/state.db")
@@ -56,15 +61,21 @@ public struct DeviceStack: Sendable {
             activity: handles, invalidations: InvalidationFanout([notifier, ignores]), configuration: configuration, logger: logger
         )
         let controlSocketPath = stateDir + "/control.sock"
+        let pictures = thumbnails.map { settings in
+            ThumbnailService(engine: sync, metadata: metadata, cache: cache, settings: settings, thumbnailers: thumbnailers, logger: logger)
+        }
         let core = FileSystemCore(
             metadata: metadata, cache: cache, coordinator: coordinator, handles: handles, sync: sync,
-            notifier: notifier, controlSocketPath: controlSocketPath, logger: logger, accessTimes: accessTimes, ignores: ignores
+            notifier: notifier, controlSocketPath: controlSocketPath, logger: logger, accessTimes: accessTimes, ignores: ignores,
+            lookers: lookers, thumbnails: pictures
         )
         try StateRecovery.recoverPending(stateDir: stateDir, core: core, logger: logger)
         try core.applyDeviceIgnores()
+        // Listening before the engine starts: no content or change goes unheard.
+        pictures?.start()
         return DeviceStack(
             metadata: metadata, cache: cache, coordinator: coordinator, handles: handles, notifier: notifier,
-            sync: sync, core: core, controlSocketPath: controlSocketPath
+            sync: sync, core: core, controlSocketPath: controlSocketPath, thumbnails: pictures
         )
     }
 

@@ -39,6 +39,7 @@ enum ErrnoMapping {
         case .readOnly: EROFS
         case .tooManyLinks: EMLINK
         case .crossDevice: EXDEV
+        case .notLocal: EAGAIN
         }
     }
 }

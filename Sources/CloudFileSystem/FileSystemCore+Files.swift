@@ -19,7 +19,11 @@ extension FileSystemCore {
     /// (`FuseAdapter` starts the call with `Task.immediate` on a libfuse thread), so a file
     /// opens with no hop; an attempt after a download (should an open need one) runs on
     /// `OffloadedWork`'s threads, as it may block on a lease.
-    public func open(_ ino: Inode, flags: Int32) async throws(FileSystemError) -> OpenedFile {
+    /// `caller`: who opens; a program that only looks (`Lookers`) reads only what it reads.
+    public func open(_ ino: Inode, flags: Int32, caller: Caller? = nil) async throws(FileSystemError) -> OpenedFile {
+        if flags & O_ACCMODE == O_RDONLY, let pid = caller?.pid, let kind = lookers.kind(of: pid) {
+            return try await openLooking(ino, flags: flags, as: kind)
+        }
         if let opened = try openLocal(ino, flags: flags) { return opened }
         // After three downloads whose result was replaced before the open, give up.
         for _ in 0..<3 {
@@ -32,7 +36,7 @@ extension FileSystemCore {
     /// Opens a file: local, or a placeholder or partial file on its fill (an empty one, or
     /// one opened with O_TRUNC, becomes an empty local file); nil if its content must be
     /// downloaded first.
-    private func openLocal(_ ino: Inode, flags: Int32) throws(FileSystemError) -> OpenedFile? {
+    func openLocal(_ ino: Inode, flags: Int32, looking: Lookers.Kind? = nil) throws(FileSystemError) -> OpenedFile? {
         let truncate = flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY
         return try withLeases([(ino, truncate ? .exclusive : .shared)], "open") { () throws(FileSystemError) -> OpenedFile? in
             let row = try row(ino)
@@ -52,7 +56,10 @@ extension FileSystemCore {
             case .link: throw FileSystemError(.notFound)
             case .file: break
             }
-            guard let opened = try openFile(row, flags: flags) else { return nil }
+            guard let opened = try openFile(row, flags: flags, looking: looking) else { return nil }
+            // A look is no use: the cache budget keeps what programs use, and a crawl is
+            // no run of opens through a folder.
+            if looking != nil { return OpenedFile(handle: opened.handle, keepCache: opened.keepCache, directIO: isDirect(handle: opened.handle)) }
             if flags & O_ACCMODE != O_WRONLY { noteAccess(row) }
             if flags & O_ACCMODE == O_RDONLY, row.size > 0, row.size <= FolderReadahead.smallFile, let parent = row.parent {
                 readAheadInFolder(parent, local: row.contentState == .local)
@@ -62,13 +69,15 @@ extension FileSystemCore {
     }
 
     /// `created`: the file was just made for this open (its creation is the writer's).
-    func openFile(_ row: ItemRow, flags: Int32, created: Bool = false) throws(FileSystemError) -> (handle: UInt64, keepCache: Bool)? {
+    func openFile(
+        _ row: ItemRow, flags: Int32, created: Bool = false, looking: Lookers.Kind? = nil
+    ) throws(FileSystemError) -> (handle: UInt64, keepCache: Bool)? {
         let ino = row.inode
         let writable = flags & O_ACCMODE != O_RDONLY
         let truncate = flags & O_TRUNC != 0 && writable
         var wrote = created
         if row.contentState != .local {
-            if !truncate && row.size > 0 { return try openPartial(row, flags: flags) }
+            if !truncate && row.size > 0 { return try openPartial(row, flags: flags, looking: looking) }
             // Nothing to download when the content is empty (now): a new empty file, so
             // readers of a partial version keep theirs.
             wrote = truncate && row.size > 0
@@ -104,7 +113,7 @@ extension FileSystemCore {
     /// which each read fills as it goes. Opened for writing, it fetches nothing either
     /// (`touch`); its first write, or fallocate, fetches the rest first
     /// (`fetchContentForWrite`).
-    private func openPartial(_ row: ItemRow, flags: Int32) throws(FileSystemError) -> (handle: UInt64, keepCache: Bool)? {
+    private func openPartial(_ row: ItemRow, flags: Int32, looking: Lookers.Kind? = nil) throws(FileSystemError) -> (handle: UInt64, keepCache: Bool)? {
         let partial: PartialContent?
         do { partial = try downloads.partials.fill(for: row) } catch { throw .waitingForContent(error) }
         guard let partial else { return nil }
@@ -113,11 +122,14 @@ extension FileSystemCore {
         // put another file there, whose blocks this handle's fill does not track.
         let fd = dup(partial.fd)
         guard fd >= 0 else { throw Self.localFailure(errno, "cannot open inode \(row.inode)") }
-        let directIO = flags & O_ACCMODE == O_WRONLY && row.mode & 0o6000 == 0 && writeOnlyDirect.load(ordering: .relaxed)
+        // A look reads around the page cache: a read cut at `readLimit` is no end of file
+        // there (the kernel would take the file's size for it).
+        let directIO = looking != nil || (flags & O_ACCMODE == O_WRONLY && row.mode & 0o6000 == 0 && writeOnlyDirect.load(ordering: .relaxed))
         let bypasses = directIO || (writable && flags & OpenFlags.direct != 0)
         let file = OpenFile(
             ino: row.inode, fd: fd, writable: writable, append: flags & O_APPEND != 0, directIO: directIO,
-            bypassesPageCache: bypasses, syncsWrites: bypasses && flags & O_DSYNC != 0, partial: partial, readahead: Readahead()
+            bypassesPageCache: bypasses, syncsWrites: bypasses && flags & O_DSYNC != 0, partial: partial,
+            readahead: looking == nil ? Readahead() : nil, readLimit: looking == nil ? nil : lookers.readLimit
         )
         return handles.open(file, wroteOnOpen: false, created: false)
     }
@@ -271,6 +283,12 @@ extension FileSystemCore {
     /// by the next.
     public func read(handle: UInt64, size: Int, offset: Int64) async throws(FileSystemError) -> [UInt8] {
         guard let file = handles.file(handle) else { throw FileSystemError(.badHandle) }
+        var wanted = size
+        if let limit = file.readLimit {
+            guard offset < limit else { return [] }
+            wanted = Int(min(Int64(size), limit - offset))
+        }
+        let size = wanted
         guard let partial = file.partial else { return try readNow(file, size: size, offset: offset) }
         let ahead = file.readahead?.blocks(after: offset, length: size, in: partial) ?? []
         if !ahead.isEmpty {

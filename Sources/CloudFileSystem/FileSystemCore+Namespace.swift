@@ -6,6 +6,7 @@ import GRDB
 import Inodes
 import ItemModel
 import MetadataStore
+import ThumbnailService
 import SyncEngine
 
 /// Names: creating items, removing them, renaming and reading symlinks. Each change takes
@@ -130,6 +131,7 @@ extension FileSystemCore {
         settle(removal)
         if itemName.bytes == Self.ignoreFileName { ignoreRulesChanged(in: parent) }
         sync.localChange()
+        thumbnails?.localChange(item.itemID)
         if let removedPath { emit(.deleted, victim.inode, path: removedPath) }
     }
 
@@ -199,6 +201,8 @@ extension FileSystemCore {
         if sourceName.bytes == Self.ignoreFileName { ignoreRulesChanged(in: parent) }
         if targetName.bytes == Self.ignoreFileName { ignoreRulesChanged(in: newParent) }
         sync.localChange()
+        thumbnails?.localChange(source.itemID)
+        if let target { thumbnails?.localChange(target.itemID) }
         if let fromPath {
             if exchange, let target, let targetPath {
                 emit(.moved, target.inode, from: targetPath)

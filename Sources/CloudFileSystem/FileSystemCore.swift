@@ -8,6 +8,7 @@ import ItemModel
 import Logging
 import MetadataStore
 import SyncEngine
+import ThumbnailService
 import Synchronization
 
 /// The filesystem itself, without FUSE: every kernel operation as a Swift call that
@@ -38,6 +39,10 @@ public final class FileSystemCore: Sendable {
     let accessTimes: AccessTimes
     /// The ignore rules, as creates and moves need them.
     let ignores: IgnoreIndex
+    /// Programs that only look, and what their opens fetch (`FileSystemCore+Looking`).
+    let lookers: Lookers
+    /// Pictures of files for viewers (nil: thumbnails are off).
+    let thumbnails: ThumbnailService?
     /// Where the rules another device changed are applied, one change after another.
     let ruleSweeps = DispatchQueue(label: "ubiqfs-ignore-rules")
 
@@ -64,9 +69,11 @@ public final class FileSystemCore: Sendable {
     public init(
         metadata: MetadataStore, cache: ContentCache, coordinator: FileCoordinator, handles: HandleTable,
         sync: SyncEngine, notifier: any InvalidationSink, controlSocketPath: String, logger: Logger,
-        accessTimes: AccessTimes = AccessTimes(), ignores: IgnoreIndex
+        accessTimes: AccessTimes = AccessTimes(), ignores: IgnoreIndex, lookers: Lookers = .defaults, thumbnails: ThumbnailService? = nil
     ) {
         self.accessTimes = accessTimes
+        self.lookers = lookers
+        self.thumbnails = thumbnails
         self.ignores = ignores
         defer { ignores.listen { [weak self] folders, files in self?.remoteRulesChanged(folders: folders, files: files) } }
         self.notifier = notifier

@@ -7,6 +7,9 @@ public enum FileSystemErrorCode: String, ErrorCode {
     case notFound, exists, notDirectory, isDirectory, notEmpty, invalid, nameTooLong
     case notPermitted, notSupported, noAttribute, range, tooBig, fileTooLarge, noDevice, io, noSpace, badHandle
     case unreachable, interrupted, busy, readOnly, tooManyLinks, crossDevice
+    /// The file is not on this device, and the program only looks (`Lookers`): a
+    /// thumbnailer is not the reason for a download.
+    case notLocal
 }
 
 public typealias FileSystemError = CodedError<FileSystemErrorCode>

@@ -238,7 +238,7 @@ public final class FuseAdapter: FuseOperations {
 
     public func open(_ request: FuseRequest, ino: Inode, flags: Int32) {
         reply(request, "open") { core throws(FileSystemError) in
-            let opened = try await core.open(ino, flags: flags)
+            let opened = try await core.open(ino, flags: flags, caller: Self.caller(request))
             request.reply(open: self.opened(opened.handle, keepCache: opened.keepCache, directIO: opened.directIO))
         }
     }

@@ -20,4 +20,7 @@ struct OpenFile: Sendable {
     /// fetches), and how far this reader's readahead reaches.
     var partial: PartialContent? = nil
     var readahead: Readahead? = nil
+    /// For a program that only looks (`Lookers`) at a file not here: reads end here, as
+    /// at the end of the file (the handle is direct, so the kernel's size stays).
+    var readLimit: Int64? = nil
 }

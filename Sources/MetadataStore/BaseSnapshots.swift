@@ -33,6 +33,11 @@ public enum BaseSnapshots {
         ).execute(arguments: [snapshot.id.rawValue, Int64(seq), data, snapshot.parent.rawValue, Data(snapshot.name.bytes)])
     }
 
+    /// The committed items that carry thumbnails (a scan of every snapshot: at start only).
+    public static func withThumbnails(_ db: Database) throws -> [ItemID] {
+        try String.fetchAll(db, sql: #"SELECT id FROM base WHERE instr(CAST(snapshot AS TEXT), '"thumbnails":') > 0"#).map(ItemID.init)
+    }
+
     /// The committed item's folder.
     public static func parent(of id: ItemID, _ db: Database) throws -> ItemID? {
         try String.fetchOne(db.cachedStatement(sql: "SELECT parent FROM base WHERE id = ?"), arguments: [id.rawValue]).map(ItemID.init)

@@ -291,6 +291,19 @@ extension ItemRow {
         return "/" + parts.reversed().joined(separator: "/")
     }
 
+    /// The path's bytes under the mount ("/a/b"), names as stored (not necessarily
+    /// UTF-8); nil if the item or a folder above it is gone or deleted.
+    public static func pathBytes(of ino: Inode, _ db: Database) throws -> [UInt8]? {
+        var parts: [[UInt8]] = []
+        var current: Inode? = ino
+        while let value = current, value != .root {
+            guard parts.count < 10_000, let row = try find(ino: value, db), !row.deleted else { return nil }
+            parts.append(row.itemName.bytes)
+            current = row.parent
+        }
+        return parts.reversed().reduce(into: []) { path, name in path += [UInt8(ascii: "/")] + name }
+    }
+
     /// Whether `ino` is `ancestor` or inside it (bounded: parents come from the store too).
     public static func isInside(_ ino: Inode, _ ancestor: Inode, _ db: Database) throws -> Bool {
         var current: Inode? = ino

@@ -194,6 +194,14 @@ public final class MetadataStore: Sendable {
             try db.alter(table: "item") { t in t.add(column: "ignored", .integer).notNull().defaults(to: 0) }
             try db.execute(sql: "CREATE INDEX item_ignored ON item(ignored) WHERE ignored != 0 AND deleted = 0")
         }
+        migrator.registerMigration("v16: thumbnails") { db in
+            // Pictures made here of committed content, until a record carries them
+            // (`MadeThumbnails`); entries written into the desktop's cache (`InstalledThumbnails`).
+            try db.execute(sql: """
+                CREATE TABLE thumbnail_made(id TEXT NOT NULL, size INTEGER NOT NULL, content TEXT NOT NULL, png BLOB NOT NULL, PRIMARY KEY(id, size));
+                CREATE TABLE thumbnail_installed(id TEXT PRIMARY KEY NOT NULL, uri TEXT NOT NULL, mtime INTEGER NOT NULL, size INTEGER NOT NULL, pictures TEXT NOT NULL);
+                """)
+        }
         return migrator
     }
 

@@ -24,6 +24,8 @@ struct ApplyOutcome: Sendable {
     /// was applied: what the engine's list of held changes becomes.
     var held: [ItemID: HeldChange] = [:]
     var released: Set<ItemID> = []
+    /// Items upserted or deleted (`ThumbnailEvents.changed`).
+    var changedItems: [ItemID] = []
     /// The record carried the container's settings.
     var settingsChanged = false
 }

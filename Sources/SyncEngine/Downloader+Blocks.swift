@@ -182,6 +182,7 @@ extension Downloader {
         partials.forget(ino)
         transfers.clearError(ino)
         invalidations.invalidate([.inode(ino, data: false)])
+        thumbnailEvents.report(.contentHere([ino]))
         if feed.isWatched, let path = try? await calls.metadata.read({ db in try ItemRow.path(of: ino, db) }) {
             feed.emit(ChangeEvent(.downloaded, path: path, origin: .remote))
         }

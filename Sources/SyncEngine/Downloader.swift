@@ -19,6 +19,8 @@ public actor Downloader {
     public nonisolated let transfers: TransferTable
     /// The fill of each partial file.
     public nonisolated let partials: PartialFiles
+    /// Told when a download completes (a thumbnail may be made of it).
+    public nonisolated let thumbnailEvents = ThumbnailEvents()
     let calls: SyncCalls
     let fetcher: BlockFetcher
     let cache: ContentCache

@@ -37,6 +37,8 @@ struct PushPlan: Sendable {
     /// The root's change generation its attributes were read at, when the record carries
     /// them (`JournalRecord.root`): changed since, it stays pending.
     var rootChangeGen: Int64?
+    /// Items whose pictures made here the record carries (`MadeThumbnails`).
+    var pictured: Set<ItemID> = []
 
     var operations: [JournalOperation] {
         entries.map { entry in
@@ -160,7 +162,9 @@ struct PushPlan: Sendable {
     /// The operations for the rows a record takes, in `order`'s order. A file whose content changed
     /// but has no upload (held back, or written again meanwhile) waits for a later record, or
     /// if it was renamed (or chmod-ed) goes now with its committed content.
-    static func make(chosen: [ItemRow], settled: [Inode], uploads: [Inode: ContentUpload], _ db: Database) throws -> PushPlan {
+    static func make(
+        chosen: [ItemRow], settled: [Inode], uploads: [Inode: ContentUpload], pictures: [ItemID: Pictures] = [:], _ db: Database
+    ) throws -> PushPlan {
         var plan = PushPlan()
         plan.settled = settled
         var parentIDs: [Inode: ItemID] = [Inode.root: .root]
@@ -216,6 +220,10 @@ struct PushPlan: Sendable {
                    (item.blocks ?? []).sameContent(as: base.blocks ?? []) {
                     item.thumbnails = thumbnails
                 }
+                if let made = pictures[row.itemID], (item.blocks ?? []).sameContent(as: made.content) {
+                    item.thumbnails = made.thumbnails
+                    plan.pictured.insert(row.itemID)
+                }
             case .directory:
                 item.size = 0
             case .symlink:
@@ -227,5 +235,25 @@ struct PushPlan: Sendable {
             placed.insert(row.itemID)
         }
         return plan
+    }
+
+    /// The pictures made here, by item: the content they show, and the item's thumbnails with them.
+    typealias Pictures = (content: [BlockReference], thumbnails: [Thumbnail])
+
+    /// Upserts for the items whose pictures go out and that the record does not take
+    /// already: each its committed snapshot with the pictures, first in the record (the
+    /// item and its folder are committed). Sent as `nameOnly`: whatever of the item is
+    /// still pending here stays so.
+    mutating func addPictures(_ pictures: [ItemID: Pictures], _ db: Database) throws {
+        let taken = Set(entries.map(\.itemID))
+        var added: [Entry] = []
+        for (id, made) in pictures.sorted(by: { $0.key < $1.key }) where !taken.contains(id) {
+            guard let row = try ItemRow.find(id: id, db), !row.deleted, var item = try BaseSnapshots.find(id, db),
+                  (item.blocks ?? []).sameContent(as: made.content) else { continue }
+            item.thumbnails = made.thumbnails
+            added.append(Entry(ino: row.inode, change: .upsert(item), changeGen: row.changeGen, upload: nil, nameOnly: true))
+            pictured.insert(id)
+        }
+        entries.insert(contentsOf: added, at: 0)
     }
 }

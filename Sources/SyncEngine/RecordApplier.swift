@@ -180,6 +180,7 @@ struct RecordApplier {
     // MARK: Upsert
 
     mutating func upsert(_ item: ItemSnapshot, seq: UInt64, own: Bool) throws {
+        if !own { outcome.changedItems.append(item.id) }
         let base = try BaseSnapshots.find(item.id, db)
         let existing = try ItemRow.find(id: item.id, db)
         // A folder deleted here whose time alone moved there (names changed in it): no edit,
@@ -448,6 +449,7 @@ struct RecordApplier {
     // MARK: Delete
 
     mutating func delete(_ id: ItemID) throws {
+        outcome.changedItems.append(id)
         try trash.note(deleting: id, db)
         // What the committed tree had inside it, found once: deleting the top of a deep tree
         // stays linear in its size.

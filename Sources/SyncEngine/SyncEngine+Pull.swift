@@ -212,6 +212,7 @@ extension SyncEngine {
             logger.error("refused from the store: \(refusal)")
             remember(refusal, in: &errors)
         }
+        if !outcome.changedItems.isEmpty { thumbnailEvents.report(.changed(outcome.changedItems)) }
         for id in outcome.released { held[id] = nil }
         held.merge(outcome.held) { _, newer in newer }
         // A new retention is applied at the next prune, not ten minutes later.

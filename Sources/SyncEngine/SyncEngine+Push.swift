@@ -22,13 +22,16 @@ extension SyncEngine {
             (try ContainerSettings.toCommit(db), try RootState.pending(db))
         }
         let (chosen, settled) = try await choosePush()
-        guard !chosen.isEmpty || !settled.isEmpty || settings != nil || root != nil else { return .idle }
+        let pictures = try await picturesToCommit()
+        guard !chosen.isEmpty || !settled.isEmpty || settings != nil || root != nil || !pictures.isEmpty else { return .idle }
         let files = chosen.filter { row in
             row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && !isBeingWritten(row)
         }
         let uploaded = try await uploader.upload(files)
         var (plan, reuploading) = try await withoutObjectsAtRisk(calls.read("cannot plan the push") { db in
-            try PushPlan.make(chosen: chosen, settled: settled, uploads: uploaded, db)
+            var plan = try PushPlan.make(chosen: chosen, settled: settled, uploads: uploaded, pictures: pictures.mapValues { ($0.content, $0.thumbnails) }, db)
+            try plan.addPictures(pictures.mapValues { ($0.content, $0.thumbnails) }, db)
+            return plan
         })
         if !plan.settled.isEmpty {
             let settled = plan.settled
@@ -264,6 +267,7 @@ extension SyncEngine {
                 }
                 try row.update(db)
             }
+            for id in plan.pictured { try MadeThumbnails.remove(id, db) }
             try trash.record(seq: seq, device: deviceName, time: time, batch: batch, db)
             try settings?.makeCurrent(db)
             if let root = record.root, let changeGen = plan.rootChangeGen { try RootState.committed(root, changeGen: changeGen, db) }
@@ -280,6 +284,10 @@ extension SyncEngine {
         for entry in plan.entries { resurrected[entry.itemID] = nil }
         // The items' state (pending -> local) changed.
         invalidations.invalidate(plan.entries.map { .inode($0.ino, data: false) })
+        let uploadedFiles = plan.entries.filter { entry in
+            if case .upsert(let item) = entry.change { entry.upload != nil && item.kind == .file } else { false }
+        }
+        if !uploadedFiles.isEmpty { thumbnailEvents.report(.contentHere(uploadedFiles.map(\.ino))) }
         if feed.isWatched {
             let uploaded = plan.entries.filter { $0.upload != nil }.map(\.ino)
             let paths = (try? await metadata.read { db in try uploaded.map { try ItemRow.path(of: $0, db) } }) ?? []

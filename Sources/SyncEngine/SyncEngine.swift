@@ -25,6 +25,8 @@ public actor SyncEngine {
     public nonisolated let feed: ChangeFeed
     /// Downloads of placeholders (the engine prefetches pinned items through it).
     public nonisolated let downloads: Downloader
+    /// Where the thumbnail service hears of content here and of other devices' changes.
+    public nonisolated var thumbnailEvents: ThumbnailEvents { downloads.thumbnailEvents }
     let metadata: MetadataStore
     let cache: ContentCache
     let coordinator: FileCoordinator

@@ -64,7 +64,7 @@ final class Daemon {
             mount.notifier.stop()
             mount.handles.closeAll()
             let pending: Int
-            do { pending = try Blocking.wait { await mount.sync.shutdown() } } catch {
+            do { pending = try Blocking.wait { await mount.stack.thumbnails?.stop(); return await mount.sync.shutdown() } } catch {
                 logger.error("the last push failed: \(error)")
                 pending = 0
             }
@@ -152,10 +152,11 @@ final class Daemon {
         // A read-only mount writes nothing, access times included.
         let accessTimes = AccessTimes(rule: options.readOnly ? .noatime : rule, folders: !options.noDirAtime)
         let deviceIgnores = try Self.deviceIgnores(options.ignoreFile)
+        let (lookers, thumbnails) = try thumbnailSettings(mountpoint: mountpoint)
         let stack = try Blocking.wait { [configuration, store] in
             try await DeviceStack.open(
                 store: store, stateDir: stateDir, deviceName: deviceName, configuration: configuration, logger: logger, accessTimes: accessTimes,
-                deviceIgnores: deviceIgnores
+                deviceIgnores: deviceIgnores, lookers: lookers, thumbnails: thumbnails
             )
         }
         let (sync, core, coordinator) = (stack.sync, stack.core, stack.coordinator)

@@ -18,6 +18,9 @@ enum FuseMountConvention {
         "bwlimit": "--bwlimit",
         "passphrase-file": "--passphrase-file", "passphrase_file": "--passphrase-file",
         "ignore-file": "--ignore-file", "ignore_file": "--ignore-file",
+        "thumbnails": "--thumbnails",
+        "thumbnail-cache": "--thumbnail-cache", "thumbnail_cache": "--thumbnail-cache",
+        "lookers": "--lookers",
     ]
     static let flagOptions: [String: String] = [
         "allow_other": "--allow-other", "allow-other": "--allow-other", "noexec": "--noexec", "ro": "--read-only",

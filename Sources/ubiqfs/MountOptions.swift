@@ -1,5 +1,7 @@
 import ArgumentParser
+import Foundation
 import S3Store
+import ThumbnailService
 
 /// What `ubiqfs mount` takes. These names are a contract that scripts and tests rely on.
 struct MountOptions: ParsableArguments {
@@ -44,6 +46,15 @@ struct MountOptions: ParsableArguments {
 
     @Option(help: "A file of ignore patterns for this device alone (gitignore syntax, as .ubiqfsignore): what they match stays on this device and is never synced. Read at each mount; a change applies to the items already there.")
     var ignoreFile: String?
+
+    @Option(help: "Thumbnails that travel with the container: on (make pictures of photos, PDFs and videos here for the other devices, and put theirs into the desktop's thumbnail cache) or off. Default: on")
+    var thumbnails: String?
+
+    @Option(help: "The freedesktop thumbnail cache to put other devices' pictures into. Default: $XDG_CACHE_HOME/thumbnails, else ~/.cache/thumbnails")
+    var thumbnailCache: String?
+
+    @Option(help: "Programs that only look at files, added to the built-in list (GNOME, KDE and Xfce thumbnailers and indexers, file): KIND:NAME,... with KIND thumbnailer, indexer or sniffer; KIND:-NAME takes a name off. Their reads download no whole files.")
+    var lookers: String?
 
     @Flag(help: "Send no desktop notifications (a conflict copy made, the store unreachable for 5 minutes, files used lately evicted by the cache budget).")
     var noNotify = false
@@ -127,6 +138,9 @@ struct MountOptions: ParsableArguments {
         options.bwlimit = bwlimit ?? settings["bwlimit"]
         options.passphraseFile = passphraseFile ?? settings["passphrase-file"]
         options.ignoreFile = ignoreFile ?? settings["ignore-file"]
+        options.thumbnails = thumbnails ?? settings["thumbnails"]
+        options.thumbnailCache = thumbnailCache ?? settings["thumbnail-cache"]
+        options.lookers = lookers ?? settings["lookers"]
         if transfers == nil, let count = settings["transfers"] {
             guard let value = Int(count) else { throw CommandFailure("\(profile.source): [\(profile.name)] transfers = \(count): expected a number") }
             options.transfers = value
@@ -161,6 +175,12 @@ struct MountOptions: ParsableArguments {
         if let atime { arguments.append("--atime=" + atime) }
         if noDirAtime { arguments.append("--no-dir-atime") }
         if let ignoreFile { arguments.append("--ignore-file=" + Paths.absolute(ignoreFile)) }
+        if let thumbnails { arguments.append("--thumbnails=" + thumbnails) }
+        // The daemon's environment may differ (systemd): the cache is named for it.
+        if let cache = thumbnailCache ?? ThumbnailSettings.userCacheRoot(environment: ProcessInfo.processInfo.environment) {
+            arguments.append("--thumbnail-cache=" + Paths.absolute(cache))
+        }
+        if let lookers { arguments.append("--lookers=" + lookers) }
         if readOnly { arguments.append("--read-only") }
         if noNotify { arguments.append("--no-notify") }
         if foreground { arguments.append("--foreground") }

@@ -13,7 +13,7 @@ struct MountProfile: Equatable {
     /// The keys a section may hold; anything else is a mistake worth reporting.
     static let keys: Set<String> = [
         "mountpoint", "store", "container", "state-dir", "device", "cache-size", "keep-versions", "allow-other", "noexec", "read-only",
-        "log-level", "transfers", "bwlimit", "passphrase-file", "no-notify", "ignore-file",
+        "log-level", "transfers", "bwlimit", "passphrase-file", "no-notify", "ignore-file", "thumbnails", "thumbnail-cache", "lookers",
     ]
 
     let name: String
@@ -77,7 +77,7 @@ struct MountProfile: Equatable {
         for profile in profiles {
             guard profile.settings["mountpoint"] != nil else { throw CommandFailure("\(file): [\(profile.name)] has no mountpoint") }
             // A relative path would mean one thing in a shell and another under systemd.
-            for key in ["mountpoint", "state-dir", "store", "passphrase-file", "ignore-file"] {
+            for key in ["mountpoint", "state-dir", "store", "passphrase-file", "ignore-file", "thumbnail-cache"] {
                 guard let value = profile.settings[key], !value.hasPrefix("/"), value != "~", !value.hasPrefix("~/"), !value.hasPrefix("s3://") else { continue }
                 throw CommandFailure("\(file): [\(profile.name)] \(key) = \(value): write an absolute path (or one starting with ~)")
             }

@@ -10,6 +10,7 @@ import Logging
 import MetadataStore
 import SeaweedFSFixture
 import SyncEngine
+import ThumbnailService
 
 /// One device of a container, without FUSE: the real filesystem core, metadata, cache,
 /// coordinator and sync engine in a temporary state dir, driven by path-based helpers.
@@ -29,7 +30,7 @@ public final class TestDevice: Sendable {
     /// With `manualSync` (the default) the engine syncs only when a test asks; without
     /// it, on the configuration's own poll, debounce and push delay.
     public init(store: any ContainerStore, name: String, stateDir: String? = nil, checkpointInterval: UInt64 = 1000, configuration: SyncConfiguration = SyncConfiguration(), manualSync: Bool = true,
-        accessTimes: AccessTimes = AccessTimes()
+        accessTimes: AccessTimes = AccessTimes(), thumbnails: ThumbnailSettings? = nil
     ) async throws {
         self.name = name
         self.stateDir = try stateDir ?? TemporaryDirectories.make("ubiqfs-dev-\(name)")
@@ -44,7 +45,8 @@ public final class TestDevice: Sendable {
         var logger = Logger(label: "test-\(name)")
         logger.logLevel = ProcessInfo.processInfo.environment["UBIQFS_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .warning
         let stack = try await DeviceStack.open(
-            store: store, stateDir: self.stateDir, deviceName: name, configuration: configuration, logger: logger, accessTimes: accessTimes
+            store: store, stateDir: self.stateDir, deviceName: name, configuration: configuration, logger: logger, accessTimes: accessTimes,
+            thumbnails: thumbnails
         )
         self.stack = stack
         (metadata, cache, handles, notifier, engine, core) = (stack.metadata, stack.cache, stack.handles, stack.notifier, stack.sync, stack.core)
@@ -56,7 +58,11 @@ public final class TestDevice: Sendable {
 
     public func sync() async throws { try await engine.syncNow() }
 
+    /// Pictures of files for viewers, when the device was made with `thumbnails`.
+    public var thumbnails: ThumbnailService? { stack.thumbnails }
+
     public func shutdown() async {
+        await stack.thumbnails?.stop()
         await engine.shutdown()
         notifier.stop()
     }

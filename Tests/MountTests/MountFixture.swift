@@ -57,12 +57,17 @@ final class MountFixture {
         let result = try await Self.run(launcher + [
             Self.binary, "mount", mountpoint, "--store", store ?? self.store, "--state-dir", stateDir,
             "--device", device ?? name, "--poll-interval", "0.5",
-        ] + extra, environment: environment, timeout: 60)
+        ] + thumbnailCache(name, extra) + extra, environment: environment, timeout: 60)
         guard result.status == 0 else {
             throw FixtureError("mount failed (\(result.status)): \(result.error)")
         }
         mounted.append(mountpoint)
         return mountpoint
+    }
+
+    /// Each mount's own thumbnail cache, unless the test names one: never the user's.
+    private func thumbnailCache(_ name: String, _ extra: [String]) -> [String] {
+        extra.contains { $0.hasPrefix("--thumbnail-cache") } ? [] : ["--thumbnail-cache", root + "/" + name + ".thumbnails"]
     }
 
     func unmount(_ mountpoint: String) async throws {
