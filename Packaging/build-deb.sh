@@ -6,7 +6,8 @@
 # integration (GNOME Files extension, emblems, Dolphin menu: Packaging/install-desktop.sh)
 # and the docs. Depends are what the binary really links (dpkg-shlibdeps), plus fuse3 for
 # fusermount3 and mount.fuse3; Recommends what the desktop integration uses (nautilus-python,
-# GTK 4 for its dialogs, notify-send). Usage: Packaging/build-deb.sh OUTDIR
+# GTK 4 for its dialogs, notify-send) and the thumbnails (the desktop's gdk-pixbuf thumbnailer,
+# bubblewrap to sandbox it, the MIME database). Usage: Packaging/build-deb.sh OUTDIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:?usage: Packaging/build-deb.sh OUTDIR}"
@@ -78,7 +79,7 @@ Architecture: $arch
 Maintainer: ubiqfs developers <ubiqfs@localhost>
 Installed-Size: $size
 Depends: fuse3, $shlibs
-Recommends: python3-nautilus, python3-gi, gir1.2-gtk-4.0, libnotify-bin
+Recommends: python3-nautilus, python3-gi, gir1.2-gtk-4.0, libnotify-bin, libgdk-pixbuf2.0-bin, bubblewrap, shared-mime-info
 Section: utils
 Priority: optional
 Description: cloud container mounted as an ordinary folder (FUSE)

