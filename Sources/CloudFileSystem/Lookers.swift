@@ -1,5 +1,6 @@
 import Glibc
 import ItemModel
+import Synchronization
 
 /// Programs that only look at files: thumbnailers, indexers and type sniffers, known by
 /// the process behind a request (the kernel gives the calling thread's id; its process's
@@ -12,7 +13,7 @@ public struct Lookers: Sendable {
     }
 
     /// By executable name (the kernel's process name keeps its first 15 bytes).
-    public private(set) var programs: [String: Kind]
+    public let programs: [String: Kind]
     /// How much of a file that is not here a sniffer or an indexer reads: its leading
     /// block (`ContainerInfo`), where a file's type and its tags are (EXIF, ID3).
     public var readLimit: Int64 = ContainerInfo.leadingBlockSize
@@ -33,21 +34,34 @@ public struct Lookers: Sendable {
 
     /// The defaults with `KIND:NAME` entries added (comma-separated); `KIND:-NAME` removes a name.
     public static func parse(_ text: String) throws(LookersError) -> Lookers {
-        var lookers = defaults
+        var programs = defaults.programs
         for entry in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !entry.isEmpty {
             let parts = entry.split(separator: ":", maxSplits: 1).map(String.init)
             guard parts.count == 2, let kind = Kind(rawValue: parts[0]), !parts[1].isEmpty else {
                 throw LookersError(entry: entry)
             }
-            if parts[1].hasPrefix("-") { lookers.programs[String(parts[1].dropFirst())] = nil } else { lookers.programs[parts[1]] = kind }
+            if parts[1].hasPrefix("-") { programs[String(parts[1].dropFirst())] = nil } else { programs[parts[1]] = kind }
         }
-        return lookers
+        // A list of its own answers (not the defaults' kept answers).
+        return Lookers(programs: programs)
     }
 
     /// What the process of thread `tid` is, if it only looks; nil for every other program,
-    /// and for a thread the daemon cannot see (0: outside its pid namespace).
+    /// and for a thread the daemon cannot see (0: outside its pid namespace). A program's
+    /// opens come in runs: the answer is kept for a second, so a run reads /proc once.
     public func kind(of tid: Int32) -> Kind? {
-        guard tid > 0, !programs.isEmpty, let process = Self.processID(of: tid) else { return nil }
+        guard tid > 0, !programs.isEmpty else { return nil }
+        let now = ContinuousClock.now
+        if let known = recent.answer(for: tid, at: now) { return known }
+        let kind = lookUp(tid)
+        recent.note(kind, for: tid, at: now)
+        return kind
+    }
+
+    private let recent = RecentAnswers()
+
+    private func lookUp(_ tid: Int32) -> Kind? {
+        guard let process = Self.processID(of: tid) else { return nil }
         if let exe = Self.readLink("/proc/\(process)/exe"), let kind = programs[String(exe.split(separator: "/").last ?? "")] {
             return kind
         }
@@ -79,6 +93,33 @@ public struct Lookers: Sendable {
         let count = readlink(path, &buffer, buffer.count)
         guard count > 0 else { return nil }
         return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// The last second's answers by thread: a thread id is not reused within a second (the
+/// kernel hands ids out in turn up to `pid_max` before it wraps).
+private final class RecentAnswers: Sendable {
+    private struct Answer {
+        var kind: Lookers.Kind?
+        var at: ContinuousClock.Instant
+    }
+
+    private let answers = Mutex<[Int32: Answer]>([:])
+    private static let lifetime = Duration.seconds(1)
+
+    /// `.some(nil)`: known to be no looker.
+    func answer(for tid: Int32, at now: ContinuousClock.Instant) -> Lookers.Kind?? {
+        answers.withLock { answers in
+            guard let answer = answers[tid], now - answer.at < Self.lifetime else { return nil }
+            return .some(answer.kind)
+        }
+    }
+
+    func note(_ kind: Lookers.Kind?, for tid: Int32, at now: ContinuousClock.Instant) {
+        answers.withLock { answers in
+            if answers.count >= 4096 { answers = answers.filter { now - $0.value.at < Self.lifetime } }
+            answers[tid] = Answer(kind: kind, at: now)
+        }
     }
 }
 

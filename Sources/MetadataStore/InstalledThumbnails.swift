@@ -38,6 +38,13 @@ public enum InstalledThumbnails {
         try Row.fetchAll(db, sql: "SELECT * FROM thumbnail_installed ORDER BY id").map(decode)
     }
 
+    /// Entries whose item is gone or deleted here (a folder above it went).
+    public static func orphaned(_ db: Database) throws -> [ItemID] {
+        try String.fetchAll(db, sql: """
+            SELECT t.id FROM thumbnail_installed t LEFT JOIN item i ON i.id = t.id WHERE i.ino IS NULL OR i.deleted != 0 ORDER BY t.id
+            """).map { ItemID($0) }
+    }
+
     public static func count(_ db: Database) throws -> Int {
         try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM thumbnail_installed") ?? 0
     }

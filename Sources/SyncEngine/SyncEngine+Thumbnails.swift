@@ -59,7 +59,7 @@ extension SyncEngine {
     }
 
     /// The bytes of a thumbnail another device committed, checked against its names.
-    public func bytes(of thumbnail: Thumbnail, of what: String) async throws(SyncError) -> [UInt8] {
+    public nonisolated func bytes(of thumbnail: Thumbnail, of what: String) async throws(SyncError) -> [UInt8] {
         var bytes: [UInt8] = []
         for block in thumbnail.blocks {
             bytes += try await downloads.fetcher.bytes(of: block, of: what)

@@ -16,9 +16,15 @@ actor ThumbnailInstaller {
     let thumbnailers: Thumbnailers
     let settings: ThumbnailSettings
     let logger: Logger
-    private var queue: [ItemID] = []
-    private var queued: Set<ItemID> = []
-    private var everything = false
+    private var queue = PendingKeys<ItemID>()
+    /// What to look at again besides the queue: every entry installed and every item
+    /// with pictures (at start), every entry (a folder moved), or the entries whose item
+    /// went (something deleted: perhaps a folder).
+    private enum Sweep: Int, Comparable {
+        case none, orphans, installed, everything
+        static func < (first: Sweep, second: Sweep) -> Bool { first.rawValue < second.rawValue }
+    }
+    private var sweep = Sweep.none
     private var draining: Task<Void, Never>?
 
     init(engine: SyncEngine, metadata: MetadataStore, desktop: FreedesktopCache, thumbnailers: Thumbnailers, settings: ThumbnailSettings, logger: Logger) {
@@ -30,16 +36,16 @@ actor ThumbnailInstaller {
         self.logger = logger
     }
 
-    /// Items to look at again. A folder among them moved or went: every installed entry
-    /// is checked (their paths may have changed).
+    /// Items to look at again. A folder among them moved or went: the entries inside it
+    /// are checked too.
     func enqueue(_ ids: [ItemID]) {
-        for id in ids where queued.insert(id).inserted { queue.append(id) }
+        queue.add(ids)
         start()
     }
 
     /// Every item with pictures, and every entry installed (at start, and after a folder changed).
     func enqueueEverything() {
-        everything = true
+        sweep = .everything
         start()
     }
 
@@ -49,36 +55,77 @@ actor ThumbnailInstaller {
 
     func stop() {
         draining?.cancel()
-        (queue, queued, everything) = ([], [], false)
+        queue.removeAll()
+        sweep = .none
     }
 
     private func start() {
-        guard draining == nil, everything || !queue.isEmpty else { return }
+        guard draining == nil, sweep != .none || !queue.isEmpty else { return }
         draining = Task { await drain() }
     }
 
     private func drain() async {
         while !Task.isCancelled {
-            if everything {
-                everything = false
-                for id in await allCandidates() where queued.insert(id).inserted { queue.append(id) }
+            if sweep != .none {
+                let wanted = sweep
+                sweep = .none
+                queue.add(await candidates(wanted))
             }
-            guard !queue.isEmpty else { break }
-            let id = queue.removeFirst()
-            queued.remove(id)
+            var batch: [ItemID] = []
+            while batch.count < Self.batch, let id = queue.next() { batch.append(id) }
+            guard !batch.isEmpty else { break }
+            await update(batch)
+        }
+        draining = nil
+    }
+
+    /// Items looked at together: their pictures are fetched at once (over a far store, a
+    /// round trip for all of them rather than one each).
+    static let batch = 32
+
+    private func update(_ ids: [ItemID]) async {
+        var fetches: [Fetch] = []
+        for id in ids {
             do {
-                if try await update(id) { everything = true }
+                switch try await plan(id) {
+                case .done(let next): sweep = max(sweep, next)
+                case .fetch(let fetch): fetches.append(fetch)
+                }
             } catch {
                 logger.error("cannot install the thumbnail of item \(id): \(error)")
             }
         }
-        draining = nil
+        let engine = self.engine
+        let fetched = await withTaskGroup(of: (Int, Result<[UInt8], SyncError>).self) { group in
+            for (index, fetch) in fetches.enumerated() {
+                group.addTask {
+                    do throws(SyncError) {
+                        return (index, .success(try await engine.bytes(of: fetch.wanted.thumbnail, of: "the thumbnail of \(fetch.wanted.name)")))
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            var results: [Int: Result<[UInt8], SyncError>] = [:]
+            for await (index, result) in group { results[index] = result }
+            return results
+        }
+        for (index, fetch) in fetches.enumerated() {
+            do {
+                guard let result = fetched[index] else { continue }
+                try await install(fetch, png: try result.get())
+            } catch {
+                logger.error("cannot install the thumbnail of item \(fetch.id): \(error)")
+            }
+        }
     }
 
     /// Installs the item's pictures now, if it has any; true if its entry is current.
     func installNow(_ id: ItemID) async -> Bool {
         do {
-            _ = try await update(id)
+            if case .fetch(let fetch) = try await plan(id) {
+                try await install(fetch, png: try await engine.bytes(of: fetch.wanted.thumbnail, of: "the thumbnail of \(fetch.wanted.name)"))
+            }
             return try await metadata.read { db in try InstalledThumbnails.find(id, db) } != nil
         } catch {
             logger.info("cannot install the thumbnail of item \(id) for a thumbnailer: \(error)")
@@ -98,10 +145,15 @@ actor ThumbnailInstaller {
         }
     }
 
-    private func allCandidates() async -> [ItemID] {
+    private func candidates(_ sweep: Sweep) async -> [ItemID] {
         do {
-            return try await metadata.read { db in
-                try Set(InstalledThumbnails.all(db).map(\.id)).union(BaseSnapshots.withThumbnails(db)).sorted()
+            return try await metadata.read { db -> [ItemID] in
+                switch sweep {
+                case .none: []
+                case .orphans: try InstalledThumbnails.orphaned(db)
+                case .installed: try InstalledThumbnails.all(db).map(\.id)
+                case .everything: try Set(InstalledThumbnails.all(db).map(\.id)).union(BaseSnapshots.withThumbnails(db)).sorted()
+                }
             }
         } catch {
             logger.error("cannot list the items with thumbnails: \(error)")
@@ -118,39 +170,61 @@ actor ThumbnailInstaller {
         var name: String
     }
 
-    /// Brings the item's entry up to date; true if the item is a folder (its contents'
-    /// entries are checked next).
-    private func update(_ id: ItemID) async throws -> Bool {
-        let (wanted, installed, isFolder) = try await read(id)
-        if isFolder { return true }
+    /// A picture to download, and where it goes.
+    private struct Fetch {
+        var id: ItemID
+        var wanted: Wanted
+        var installed: InstalledThumbnail?
+    }
+
+    private enum Step {
+        /// Nothing to download; the sweep the item's change calls for (a folder that moved:
+        /// the entries inside it; an item gone: perhaps a folder, with entries inside).
+        case done(Sweep)
+        case fetch(Fetch)
+    }
+
+    /// Brings the item's entry up to date where no download is needed: a removal, a move.
+    private func plan(_ id: ItemID) async throws -> Step {
+        let (wanted, installed, found) = try await read(id)
+        switch found {
+        case .folder: return .done(.installed)
+        case .gone where installed == nil: return .done(.orphans)
+        case .file, .gone: break
+        }
         guard let wanted else {
             if let installed { try await forget(installed) }
-            return false
+            return .done(.none)
         }
         let key = MadeThumbnails.contentKey(wanted.thumbnail.blocks)
-        let sizes = sizes(from: wanted.thumbnail.size)
         if let installed, installed.pictures == key {
             if installed.uri != wanted.uri || installed.mtime != wanted.mtime || installed.size != wanted.size {
                 try desktop.move(from: installed.uri, to: wanted.uri, mtime: wanted.mtime, size: wanted.size)
             }
-            if desktop.isCurrent(uri: wanted.uri, sizes: sizes, mtime: wanted.mtime, size: wanted.size) {
+            if desktop.isCurrent(uri: wanted.uri, sizes: sizes(from: wanted.thumbnail.size), mtime: wanted.mtime, size: wanted.size) {
                 try await record(InstalledThumbnail(id: id, uri: wanted.uri, mtime: wanted.mtime, size: wanted.size, pictures: key))
-                return false
+                return .done(.none)
             }
         }
-        if let installed, installed.uri != wanted.uri { try desktop.remove(uri: installed.uri) }
-        let png = try await engine.bytes(of: wanted.thumbnail, of: "the thumbnail of \(wanted.name)")
+        return .fetch(Fetch(id: id, wanted: wanted, installed: installed))
+    }
+
+    /// Checks the fetched picture (another device's: a PNG no larger than it says), makes
+    /// the smaller sizes from it and installs them.
+    private func install(_ fetch: Fetch, png: [UInt8]) async throws {
+        let wanted = fetch.wanted
         let (width, height) = try PNGText.dimensions(png)
         guard max(width, height) <= wanted.thumbnail.size, width > 0, height > 0 else {
             throw ThumbnailError(code: .malformed, message: "the \(wanted.thumbnail.size) px thumbnail of \(wanted.name) is \(width)x\(height); not installed")
         }
         var pictures = [wanted.thumbnail.size: png]
-        for size in sizes where size < wanted.thumbnail.size {
+        for size in sizes(from: wanted.thumbnail.size) where size < wanted.thumbnail.size {
             pictures[size] = try await thumbnailers.scale(png, to: size, timeout: .seconds(10))
         }
+        if let installed = fetch.installed, installed.uri != wanted.uri { try desktop.remove(uri: installed.uri) }
         try desktop.install(pictures, uri: wanted.uri, mtime: wanted.mtime, size: wanted.size)
-        try await record(InstalledThumbnail(id: id, uri: wanted.uri, mtime: wanted.mtime, size: wanted.size, pictures: key))
-        return false
+        let key = MadeThumbnails.contentKey(wanted.thumbnail.blocks)
+        try await record(InstalledThumbnail(id: fetch.id, uri: wanted.uri, mtime: wanted.mtime, size: wanted.size, pictures: key))
     }
 
     /// The sizes installed from a picture of `size`: it, and the smaller standard ones.
@@ -158,22 +232,25 @@ actor ThumbnailInstaller {
         Thumbnail.sizes.filter { $0 <= size }.sorted()
     }
 
-    private func read(_ id: ItemID) async throws -> (Wanted?, InstalledThumbnail?, Bool) {
+    /// What the item is here now.
+    private enum Found { case file, folder, gone }
+
+    private func read(_ id: ItemID) async throws -> (Wanted?, InstalledThumbnail?, Found) {
         let (mountpoint, preferred) = (Array(settings.mountpoint.utf8), settings.preferredSize)
-        return try await metadata.read { db -> (Wanted?, InstalledThumbnail?, Bool) in
+        return try await metadata.read { db -> (Wanted?, InstalledThumbnail?, Found) in
             let installed = try InstalledThumbnails.find(id, db)
-            guard let row = try ItemRow.find(id: id, db), !row.deleted else { return (nil, installed, false) }
-            if row.itemKind == .directory { return (nil, installed, true) }
+            guard let row = try ItemRow.find(id: id, db), !row.deleted else { return (nil, installed, .gone) }
+            if row.itemKind == .directory { return (nil, installed, .folder) }
             // Content changed here: the viewer makes its own picture of it.
             guard row.itemKind == .file, !row.dirtyFlags.contains(.content), let base = try BaseSnapshots.find(id, db),
                   let thumbnail = Self.choose(base.thumbnails ?? [], preferred: preferred),
                   (base.blocks ?? []).sameContent(as: row.blockList), let path = try ItemRow.pathBytes(of: row.inode, db) else {
-                return (nil, installed, false)
+                return (nil, installed, .file)
             }
             let uri = ThumbnailURI.fileURI(path: mountpoint + path)
             let seconds = row.mtime >= 0 ? row.mtime / 1_000_000_000 : (row.mtime - 999_999_999) / 1_000_000_000
             let name = String(decoding: path, as: UTF8.self)
-            return (Wanted(uri: uri, mtime: seconds, size: row.size, thumbnail: thumbnail, name: name), installed, false)
+            return (Wanted(uri: uri, mtime: seconds, size: row.size, thumbnail: thumbnail, name: name), installed, .file)
         }
     }
 

@@ -17,8 +17,7 @@ actor ThumbnailMaker {
     let thumbnailers: Thumbnailers
     let settings: ThumbnailSettings
     let logger: Logger
-    private var queue: [Inode] = []
-    private var queued: Set<Inode> = []
+    private var queue = PendingKeys<Inode>()
     private var draining: Task<Void, Never>?
     /// Contents a thumbnailer failed on (by `MadeThumbnails.contentKey`): not tried again.
     private var failed: Set<String> = []
@@ -33,7 +32,7 @@ actor ThumbnailMaker {
     }
 
     func enqueue(_ inodes: [Inode]) {
-        for ino in inodes where queued.insert(ino).inserted { queue.append(ino) }
+        queue.add(inodes)
         guard draining == nil, !queue.isEmpty else { return }
         draining = Task { await drain() }
     }
@@ -45,14 +44,11 @@ actor ThumbnailMaker {
 
     func stop() {
         draining?.cancel()
-        queue = []
-        queued = []
+        queue.removeAll()
     }
 
     private func drain() async {
-        while !Task.isCancelled, !queue.isEmpty {
-            let ino = queue.removeFirst()
-            queued.remove(ino)
+        while !Task.isCancelled, let ino = queue.next() {
             await make(ino)
         }
         draining = nil

@@ -88,6 +88,7 @@ import Testing
         // The control: a program that uses the file reads it whole.
         #expect(try await read(b, ino, as: TestDevice.caller, size: bytes.count, offset: 0) == bytes)
         // Once it is here, the thumbnailer reads it as any program.
+        #expect(try await b.waitUntilLocal("photo.jpg"))
         #expect(try await read(b, ino, as: thumbnailer.caller, size: bytes.count, offset: 0) == bytes)
         await a.shutdown()
         await b.shutdown()

@@ -26,8 +26,9 @@ import Testing
             mkdir -p \(root)/one \(root)/two
             echo "*.secret" > \(root)/ignores
             trap "umount -l \(root)/one 2>/dev/null || true; umount -l \(root)/two 2>/dev/null || true" EXIT
-            mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,device=one,container=team,cache-size=1G,allow_other,allow-plain-http,_netdev,nofail,x-systemd.automount,noatime,ignore_file=\(root)/ignores
+            mount -t fuse.ubiqfs \(fixture.store) \(root)/one -o state-dir=\(root)/one.state,device=one,container=team,cache-size=1G,allow_other,allow-plain-http,_netdev,nofail,x-systemd.automount,noatime,ignore_file=\(root)/ignores,thumbnail_cache=\(root)/one-thumbs,lookers=sniffer:head
             grep " \(root)/one fuse.ubiqfs " /proc/mounts | grep -q "nosuid,nodev"
+            pgrep -af "[-]-state-dir=\(root)/one.state " | grep -q -- "--thumbnail-cache=\(root)/one-thumbs .*--lookers=sniffer:head"
             # The ignore list of this device alone (no single quote in this script).
             echo key > \(root)/one/api.secret
             test "$(getfattr --only-values -n user.ubiqfs.state \(root)/one/api.secret)" = ignored
@@ -132,6 +133,7 @@ import Testing
             transfers = 8
             bwlimit = 10M:off
             ignore-file = \(root)/ignores
+            thumbnails = off
             EOF
             echo '*.secret' > \(root)/ignores
             trap "\(bin) unmount work 2>/dev/null || fusermount3 -uz \(root)/work-mnt 2>/dev/null || true" EXIT
@@ -140,8 +142,13 @@ import Testing
             grep -q "invalid --bwlimit 'fast'" err
             fails \(bin) mount work --transfers 0 2> err
             grep -q "invalid --transfers 0" err
+            fails \(bin) mount work --lookers viewer:eog 2> err
+            grep -q "is not KIND:NAME" err
+            fails \(bin) mount work --thumbnails maybe 2> err
+            grep -q "expected on or off" err
             fails grep -q " \(root)/work-mnt " /proc/mounts
             \(bin) mount work
+            pgrep -af "[-]-device=desk " | grep -q -- "--thumbnails=off"
             echo key > \(root)/work-mnt/api.secret
             test "$(getfattr --only-values -n user.ubiqfs.state \(root)/work-mnt/api.secret)" = ignored
             rm \(root)/work-mnt/api.secret

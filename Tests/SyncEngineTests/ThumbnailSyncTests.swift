@@ -38,13 +38,15 @@ import Thumbnails
         }
     }
 
-    static func pair(_ configuration: SyncConfiguration = SyncConfiguration()) async throws -> Pair {
+    static func pair(
+        _ configuration: SyncConfiguration = SyncConfiguration(), joining: SyncConfiguration? = nil
+    ) async throws -> Pair {
         let root = try TemporaryDirectories.make("ubiqfs-thumbnail-sync")
         let store = try LocalFolderStore(root: root + "/store", container: "c")
         let settingsA = ThumbnailSettings(cacheRoot: root + "/cache-a/thumbnails", mountpoint: "/mnt/a")
         let settingsB = ThumbnailSettings(cacheRoot: root + "/cache-b/thumbnails", mountpoint: "/mnt/photos of b")
         let a = try await TestDevice(store: store, name: "a", configuration: configuration, thumbnails: settingsA)
-        let b = try await TestDevice(store: store, name: "b", configuration: configuration, thumbnails: settingsB)
+        let b = try await TestDevice(store: store, name: "b", configuration: joining ?? configuration, thumbnails: settingsB)
         return Pair(store: store, a: a, b: b, cacheA: FreedesktopCache(root: settingsA.cacheRoot!), cacheB: FreedesktopCache(root: settingsB.cacheRoot!))
     }
 
@@ -90,6 +92,14 @@ import Thumbnails
         #expect(abs(red - 0x20) < 16 && abs(green - 0x60) < 16 && abs(blue - 0xd0) < 16, "the picture is of the photo: \(red) \(green) \(blue)")
         #expect(try state(b, "Holiday/beach.jpg") == "placeholder", "B never downloaded the photo")
 
+        // B reads the photo, then evicts it: the entry stays valid (the same mtime and size).
+        let photo = try #require(b.inode("Holiday/beach.jpg"))
+        _ = try await b.readBytes("Holiday/beach.jpg")
+        try b.core.setXattr(photo, name: Array("user.ubiqfs.evict".utf8), value: [49], flags: 0)
+        #expect(try state(b, "Holiday/beach.jpg") == "placeholder")
+        await b.thumbnails?.settle()
+        #expect(pair.cacheB.isCurrent(uri: uri, sizes: [128, 256], mtime: attributes.mtime / 1_000_000_000, size: attributes.size))
+
         // A rename there moves the entry here; a new version replaces it; a delete removes it.
         try a.rename("Holiday", "Summer")
         try await pair.settle()
@@ -110,6 +120,51 @@ import Thumbnails
         try await pair.settle()
         #expect(pair.cacheB.entry(uri: Self.uri("Summer/beach.jpg"), size: 256) == nil)
         #expect(pair.cacheB.entry(uri: Self.uri("Summer/beach.jpg"), size: 128) == nil)
+        await pair.shutdown()
+    }
+
+    /// Another client's delete of a folder alone (its items not listed) removes the
+    /// entries of the pictures inside it.
+    @Test func aFolderDeletedElsewhereTakesItsEntries() async throws {
+        let pair = try await Self.pair()
+        let (a, b) = (pair.a, pair.b)
+        try a.mkdir("Trip")
+        try a.mkdir("Trip/Day 1")
+        try await a.write("Trip/Day 1/lake.jpg", try await TestPhotos.jpeg(colour: "#40a060"))
+        try await a.write("kept.jpg", try await TestPhotos.jpeg(colour: "#a04060"))
+        try await pair.settle()
+        #expect(pair.cacheB.entry(uri: Self.uri("Trip/Day 1/lake.jpg"), size: 256) != nil)
+        let folder = try #require(try await base(a, "Trip")).id
+        let delete = String(decoding: try RecordCodec.encode(JournalOperation.delete(folder)), as: UTF8.self)
+        var journal = try await HandWrittenRecords(store: pair.store)
+        try await journal.append(HandWrittenRecords.record(ops: "[\(delete)]", format: 3))
+        try await b.sync()
+        await b.thumbnails?.settle()
+        #expect(b.inode("Trip") == nil)
+        #expect(pair.cacheB.entry(uri: Self.uri("Trip/Day 1/lake.jpg"), size: 256) == nil)
+        #expect(pair.cacheB.entry(uri: Self.uri("Trip/Day 1/lake.jpg"), size: 128) == nil)
+        #expect(pair.cacheB.entry(uri: Self.uri("kept.jpg"), size: 256) != nil, "the others stay")
+        await pair.shutdown()
+    }
+
+    /// In an encrypted container the pictures are sealed like content: no PNG in the store.
+    @Test func anEncryptedContainerHoldsNoPictureInTheClear() async throws {
+        let pair = try await Self.pair(EncryptionTests.configuration(encrypt: true), joining: EncryptionTests.configuration())
+        try await pair.a.write("secret.jpg", try await TestPhotos.jpeg(colour: "#6040c0"))
+        try await pair.settle()
+        let picture = try #require(pair.cacheB.entry(uri: Self.uri("secret.jpg"), size: 256))
+        let colour = try await TestPhotos.meanColour(picture)
+        #expect(abs(colour.0 - 0x60) < 16 && abs(colour.2 - 0xc0) < 16)
+        let signature: [UInt8] = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]
+        var objects = 0
+        for path in try FileManager.default.subpathsOfDirectory(atPath: pair.store.base) {
+            guard let data = FileManager.default.contents(atPath: pair.store.base + "/" + path) else { continue }
+            objects += 1
+            #expect(Array(data).firstRange(of: signature) == nil, "\(path) holds a PNG in the clear")
+        }
+        #expect(objects > 3)
+        // The control: the picture itself does begin so.
+        #expect(Array(picture.prefix(8)) == signature)
         await pair.shutdown()
     }
 
