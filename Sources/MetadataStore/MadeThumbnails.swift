@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Inodes
 import ItemModel
 
 /// Pictures this device made of an item's committed content (PNG bytes by size), kept
@@ -41,5 +42,30 @@ public enum MadeThumbnails {
 
     public static func remove(_ id: ItemID, _ db: Database) throws {
         try db.execute(sql: "DELETE FROM thumbnail_made WHERE id = ?", arguments: [id.rawValue])
+    }
+
+    /// No thumbnailer could picture this content of the item: not tried again.
+    public static func noteFailure(_ id: ItemID, content: [BlockReference], _ db: Database) throws {
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO thumbnail_failed(id, content) VALUES (?, ?)", arguments: [id.rawValue, contentKey(content)]
+        )
+    }
+
+    public static func hasFailed(_ id: ItemID, content: [BlockReference], _ db: Database) throws -> Bool {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT content FROM thumbnail_failed WHERE id = ?"), arguments: [id.rawValue])
+            == contentKey(content)
+    }
+
+    /// Local files whose committed content here has no picture and none waiting (with
+    /// their names, for the caller to pick the types it can picture): what a stop left
+    /// unmade. A scan of every committed snapshot: at start only.
+    public static func unpictured(_ db: Database) throws -> [(ino: Inode, name: [UInt8])] {
+        try Row.fetchAll(db, sql: """
+            SELECT i.ino, i.name FROM item i JOIN base b ON b.id = i.id
+            WHERE i.kind = 'file' AND i.deleted = 0 AND i.content = ? AND i.dirty = 0 AND i.ignored = 0
+              AND instr(CAST(b.snapshot AS TEXT), '"thumbnails":') = 0
+              AND NOT EXISTS (SELECT 1 FROM thumbnail_made m WHERE m.id = i.id)
+            ORDER BY i.ino
+            """, arguments: [ContentState.local.rawValue]).map { row in (row["ino"], [UInt8](row["name"] as Data)) }
     }
 }

@@ -195,11 +195,13 @@ public final class MetadataStore: Sendable {
             try db.execute(sql: "CREATE INDEX item_ignored ON item(ignored) WHERE ignored != 0 AND deleted = 0")
         }
         migrator.registerMigration("v16: thumbnails") { db in
-            // Pictures made here of committed content, until a record carries them
-            // (`MadeThumbnails`); entries written into the desktop's cache (`InstalledThumbnails`).
+            // Pictures made here of committed content, until a record carries them, and
+            // contents no thumbnailer could picture (`MadeThumbnails`); entries written into
+            // the desktop's cache (`InstalledThumbnails`).
             try db.execute(sql: """
                 CREATE TABLE thumbnail_made(id TEXT NOT NULL, size INTEGER NOT NULL, content TEXT NOT NULL, png BLOB NOT NULL, PRIMARY KEY(id, size));
                 CREATE TABLE thumbnail_installed(id TEXT PRIMARY KEY NOT NULL, uri TEXT NOT NULL, mtime INTEGER NOT NULL, size INTEGER NOT NULL, pictures TEXT NOT NULL);
+                CREATE TABLE thumbnail_failed(id TEXT PRIMARY KEY NOT NULL, content TEXT NOT NULL);
                 """)
         }
         return migrator

@@ -19,8 +19,6 @@ actor ThumbnailMaker {
     let logger: Logger
     private var queue = PendingKeys<Inode>()
     private var draining: Task<Void, Never>?
-    /// Contents a thumbnailer failed on (by `MadeThumbnails.contentKey`): not tried again.
-    private var failed: Set<String> = []
 
     init(engine: SyncEngine, metadata: MetadataStore, cache: ContentCache, thumbnailers: Thumbnailers, settings: ThumbnailSettings, logger: Logger) {
         self.engine = engine
@@ -29,6 +27,18 @@ actor ThumbnailMaker {
         self.thumbnailers = thumbnailers
         self.settings = settings
         self.logger = logger
+    }
+
+    /// The local files a stop left without pictures (`MadeThumbnails.unpictured`).
+    func enqueueUnpictured() async {
+        guard engine.carriesThumbnails else { return }
+        let thumbnailers = self.thumbnailers
+        do {
+            let files = try await metadata.read { db in try MadeThumbnails.unpictured(db) }
+            enqueue(files.filter { thumbnailers.mimeType(name: $0.name) != nil }.map(\.ino))
+        } catch {
+            logger.error("cannot list the files without thumbnails: \(error)")
+        }
     }
 
     func enqueue(_ inodes: [Inode]) {
@@ -65,14 +75,14 @@ actor ThumbnailMaker {
 
     private func make(_ ino: Inode) async {
         guard engine.carriesThumbnails, let source = await source(ino) else { return }
-        let key = MadeThumbnails.contentKey(source.content)
-        guard !failed.contains(key) else { return }
         let pictures: [Int: [UInt8]]
         do {
             pictures = try await thumbnailers.make(source: cache.path(for: ino), name: source.name, sizes: ThumbnailSettings.madeSizes, timeout: .seconds(30))
         } catch {
-            failed.insert(key)
+            // Stopped, not failed: tried again at the next start.
+            if Task.isCancelled { return }
             logger.info("no thumbnail of \(String(decoding: source.name, as: UTF8.self)): \(error)")
+            await noteFailure(source)
             return
         }
         guard !pictures.isEmpty else { return }
@@ -90,6 +100,14 @@ actor ThumbnailMaker {
         }
     }
 
+    private func noteFailure(_ source: Source) async {
+        do {
+            try await metadata.write { db in try MadeThumbnails.noteFailure(source.id, content: source.content, db) }
+        } catch {
+            logger.error("cannot note that \(String(decoding: source.name, as: UTF8.self)) has no thumbnail: \(error)")
+        }
+    }
+
     private func source(_ ino: Inode) async -> Source? {
         let thumbnailers = self.thumbnailers
         let largest = settings.largestSource
@@ -99,7 +117,7 @@ actor ThumbnailMaker {
                       row.contentState == .local, !row.dirtyFlags.contains(.content), row.size > 0, row.size <= largest,
                       thumbnailers.mimeType(name: row.itemName.bytes) != nil,
                       let base = try BaseSnapshots.find(row.itemID, db), let content = base.blocks, content.sameContent(as: row.blockList),
-                      (base.thumbnails ?? []).isEmpty else { return nil }
+                      (base.thumbnails ?? []).isEmpty, try !MadeThumbnails.hasFailed(row.itemID, content: content, db) else { return nil }
                 return Source(id: row.itemID, name: row.itemName.bytes, content: content, changeGen: row.changeGen)
             }
         } catch {

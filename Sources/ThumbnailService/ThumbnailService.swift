@@ -20,7 +20,7 @@ public final class ThumbnailService: Sendable {
     private let continuation: AsyncStream<ThumbnailEvents.Event>.Continuation
     private let consumer: Mutex<Task<Void, Never>?> = Mutex(nil)
     /// Events sent and handled, so `settle` knows when the queues hold all of them.
-    private let counts = Mutex((sent: 0, handled: 0))
+    private let counts = Mutex((sent: 0, handled: 0, started: false))
 
     public init(engine: SyncEngine, metadata: MetadataStore, cache: ContentCache, settings: ThumbnailSettings, thumbnailers: Thumbnailers, logger: Logger) {
         self.engine = engine
@@ -31,14 +31,17 @@ public final class ThumbnailService: Sendable {
         (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
-    /// Starts listening, and checks every entry and every item with pictures once.
+    /// Starts listening; checks every entry and every item with pictures once, and makes
+    /// the pictures a stop left unmade.
     public func start() {
-        guard maker != nil || installer != nil else { return }
+        guard maker != nil || installer != nil else { return counts.withLock { $0.started = true } }
         engine.thumbnailEvents.set { [self] event in send(event) }
         let (events, maker, installer) = (self.events, self.maker, self.installer)
         consumer.withLock { task in
             task = Task { [self] in
                 await installer?.enqueueEverything()
+                await maker?.enqueueUnpictured()
+                self.counts.withLock { $0.started = true }
                 for await event in events {
                     switch event {
                     case .contentHere(let inodes):
@@ -80,7 +83,7 @@ public final class ThumbnailService: Sendable {
 
     /// Waits until every event so far is handled and the queues are empty (for tests).
     public func settle() async {
-        while counts.withLock({ $0.sent != $0.handled }) {
+        while counts.withLock({ !$0.started || $0.sent != $0.handled }) {
             try? await Task.sleep(for: .milliseconds(10))
         }
         await maker?.idle()

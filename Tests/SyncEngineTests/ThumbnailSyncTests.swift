@@ -168,6 +168,32 @@ import Thumbnails
         await pair.shutdown()
     }
 
+    /// A device stopped before its pictures were made makes them at its next start; a
+    /// file no thumbnailer takes is noted, and not tried again.
+    @Test func picturesAStopLeftUnmadeAreMadeAtTheNextStart() async throws {
+        let root = try TemporaryDirectories.make("ubiqfs-thumbnail-restart")
+        let store = try LocalFolderStore(root: root + "/store", container: "c")
+        let first = try await TestDevice(store: store, name: "a")
+        try await first.write("sunset.jpg", try await TestPhotos.jpeg(colour: "#e08020"))
+        try await first.write("broken.jpg", [UInt8](repeating: 0x42, count: 50_000))
+        try await first.write("notes.txt", "not a picture")
+        try await first.sync()
+        try await first.cleanStop()
+
+        let settings = ThumbnailSettings(cacheRoot: root + "/cache/thumbnails", mountpoint: "/mnt/a")
+        let again = try await TestDevice(store: store, name: "a", stateDir: first.stateDir, thumbnails: settings)
+        await again.thumbnails?.settle()
+        try await again.sync()
+        #expect(try await base(again, "sunset.jpg")?.thumbnails?.map(\.size) == [256, 512])
+        #expect(try await base(again, "broken.jpg")?.thumbnails == nil)
+        #expect(try await base(again, "notes.txt")?.thumbnails == nil)
+        let broken = try #require(try await base(again, "broken.jpg"))
+        #expect(try await again.metadata.read { db in try MadeThumbnails.hasFailed(broken.id, content: broken.blocks ?? [], db) })
+        let unpictured = try await again.metadata.read { db in try MadeThumbnails.unpictured(db) }.map { String(decoding: $0.name, as: UTF8.self) }
+        #expect(Set(unpictured) == ["broken.jpg", "notes.txt"], "what a start finds: \(unpictured)")
+        try await again.cleanStop()
+    }
+
     @Test func aPictureOfContentReplacedBeforeItsPushIsNeverSent() async throws {
         let pair = try await Self.pair()
         let (a, b) = (pair.a, pair.b)
