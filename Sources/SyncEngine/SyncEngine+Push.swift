@@ -267,7 +267,9 @@ extension SyncEngine {
                 }
                 try row.update(db)
             }
-            for id in plan.pictured { try MadeThumbnails.remove(id, db) }
+            // Only what the record carries: a record cut to fit leaves the rest waiting.
+            let carried = Set(plan.entries.map(\.itemID))
+            for id in plan.pictured where carried.contains(id) { try MadeThumbnails.remove(id, db) }
             try trash.record(seq: seq, device: deviceName, time: time, batch: batch, db)
             try settings?.makeCurrent(db)
             if let root = record.root, let changeGen = plan.rootChangeGen { try RootState.committed(root, changeGen: changeGen, db) }

@@ -194,6 +194,24 @@ import Thumbnails
         try await again.cleanStop()
     }
 
+    /// Pictures of many files in records cut to fit: each goes in some record, none is lost.
+    @Test func picturesOfRecordsCutToFitAllArrive() async throws {
+        var configuration = SyncConfiguration()
+        configuration.maxRecordBytes = 2500
+        let pair = try await Self.pair(configuration)
+        let colours = ["#c03030", "#30c030", "#3030c0", "#c0c030", "#30c0c0", "#c030c0", "#808030", "#308080"]
+        for (index, colour) in colours.enumerated() {
+            try await pair.a.write("photo-\(index).jpg", try await TestPhotos.jpeg(colour: colour, width: 400, height: 300))
+        }
+        try await pair.settle()
+        for index in colours.indices {
+            #expect(try await base(pair.a, "photo-\(index).jpg")?.thumbnails?.map(\.size) == [256, 512], "photo-\(index).jpg")
+            #expect(pair.cacheB.entry(uri: Self.uri("photo-\(index).jpg"), size: 256) != nil, "photo-\(index).jpg on b")
+        }
+        #expect(try await pair.a.metadata.read { db in try MadeThumbnails.items(db) }.isEmpty)
+        await pair.shutdown()
+    }
+
     @Test func aPictureOfContentReplacedBeforeItsPushIsNeverSent() async throws {
         let pair = try await Self.pair()
         let (a, b) = (pair.a, pair.b)
