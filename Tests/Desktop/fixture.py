@@ -22,6 +22,10 @@ class Mount:
         self.path = os.path.join(base, name)
         self.state = os.path.join(base, name + "-state")
         os.makedirs(self.path)
+        if "--thumbnail-cache" not in options:
+            # Its own thumbnail cache, never the user's: a test that looks at a desktop's
+            # cache names that one.
+            options = ("--thumbnail-cache", os.path.join(base, name + "-cache", "thumbnails"), *options)
         ubiqfs("mount", self.path, "--store", store, "--state-dir", self.state, "--device", name, *options, env=env)
 
     def file(self, name):
@@ -44,12 +48,12 @@ class Mount:
 class Devices:
     """Two devices, A and B, on a fresh store in a temporary folder."""
 
-    def __init__(self, env=None, b_options=()):
+    def __init__(self, env=None, b_options=(), a_options=()):
         self.base = tempfile.mkdtemp(prefix="ubiqfs-test-desktop-")
         self.store = os.path.join(self.base, "store")
         self.mounts = []
         try:
-            self.a = self._mount("a", env)
+            self.a = self._mount("a", env, a_options)
             self.b = self._mount("b", env, b_options)
         except Exception:
             self.close()

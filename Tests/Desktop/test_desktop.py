@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -35,6 +36,49 @@ def pixel_counts(png):
         if name:
             counts[name] += 1
     return counts
+
+
+def hue(degrees, saturation=0.8, value=0.8):
+    """An sRGB colour of the HSV wheel, in 0...255."""
+    import colorsys
+    return tuple(round(c * 255) for c in colorsys.hsv_to_rgb(degrees / 360, saturation, value))
+
+
+# Twelve photos, each one colour with noise (real photo sizes, a few MB): their pictures
+# are on screen when these colours are. Hues halfway between the wheel's twelfths keep off
+# GTK's and Adwaita's blues; the control shows no generic icon has any of them.
+PHOTO_COLOURS = [hue(15 + 30 * i) for i in range(12)]
+TOLERANCE = 24  # per channel
+# Pixels of a colour that make a picture: half of one in the grid (96 x 64). The generic
+# image icon's gradient has a few dozen pixels near some of the colours.
+ENOUGH = 3000
+
+
+def photo_pixels(png):
+    """How many pixels of the screenshot are within TOLERANCE of each photo's colour."""
+    import collections
+    data = subprocess.run(["/usr/bin/convert", png, "-depth", "8", "rgb:-"], capture_output=True, check=True).stdout
+    histogram = collections.Counter(data[offset:offset + 3] for offset in range(0, len(data) - 2, 3))
+    counts = [0] * len(PHOTO_COLOURS)
+    for pixel, count in histogram.items():
+        for index, colour in enumerate(PHOTO_COLOURS):
+            if all(abs(p - c) <= TOLERANCE for p, c in zip(pixel, colour)):
+                counts[index] += count
+    return counts
+
+
+def gio_thumbnail(paths, env):
+    """GLib's view of each file's thumbnail (`gio info -a thumbnail::*` in the desktop's
+    environment): {path: {"thumbnail::is-valid": "TRUE", ...}}."""
+    output = subprocess.run(["gio", "info", "-a", "thumbnail::*", *paths], capture_output=True, text=True, env=env).stdout
+    found, current = {}, None
+    for line in output.splitlines():
+        if line.startswith("local path: "):
+            current = found.setdefault(line[len("local path: "):], {})
+        elif line.startswith("  thumbnail::") and current is not None:
+            key, _, value = line.strip().partition(": ")
+            current[key] = value
+    return found
 
 
 class FilesTests(unittest.TestCase):
@@ -80,6 +124,109 @@ class FilesTests(unittest.TestCase):
     def test_without_the_extension_there_are_no_emblems(self):
         shot, counts = self.show(None, "desktop-no-extension")
         self.assertEqual(sum(counts.values()), 0, f"emblem colours without the extension in {shot}: {counts}")
+
+
+class ThumbnailTests(unittest.TestCase):
+    """Issue 39 on a desktop: GNOME Files opens a folder of photos that are placeholders on
+    device B. The pictures device A made are in B's desktop cache before the folder is
+    opened, so they are on screen (the photos' own colours, which no generic icon has) and
+    nothing is downloaded. The control mounts B with `--thumbnails off`: generic icons, and
+    still no download (the thumbnailer GNOME Files runs is refused the files)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.photos = tempfile.mkdtemp(prefix="ubiqfs-desktop-photos-")
+        for index, colour in enumerate(PHOTO_COLOURS):
+            subprocess.run(["/usr/bin/convert", "-size", "3000x2000", "xc:#%02x%02x%02x" % colour, "-attenuate", "1",
+                            "+noise", "Gaussian", "-quality", "92", os.path.join(cls.photos, f"IMG_{index + 1:04}.jpg")],
+                           check=True)
+        os.makedirs(ARTEFACTS, exist_ok=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.photos, ignore_errors=True)
+
+    def photos_on_b(self, b_options=()):
+        """A desktop session whose cache B fills, and the photos written on A and listed
+        on B; (desktop, devices, paths on B)."""
+        desktop = session.Session()
+        self.addCleanup(desktop.close)
+        cache = os.path.join(desktop.env["XDG_CACHE_HOME"], "thumbnails")
+        devices = fixture.Devices(b_options=("--thumbnail-cache", cache, *b_options))
+        self.addCleanup(devices.close)
+        a, b = devices.a, devices.b
+        os.mkdir(a.file("Photos"))
+        names = sorted(os.listdir(self.photos))
+        for name in names:
+            shutil.copyfile(os.path.join(self.photos, name), os.path.join(a.file("Photos"), name))
+        a.sync()
+        paths = [os.path.join(b.file("Photos"), name) for name in names]
+        devices.wait(lambda: all(os.path.exists(p) for p in paths), timeout=60, what="B to list the photos")
+        return desktop, devices, paths
+
+    def assert_placeholders(self, devices, paths):
+        for path in paths:
+            name = os.path.relpath(path, devices.b.path)
+            self.assertEqual(devices.b.state_of(name), "placeholder", f"{name} was downloaded")
+            self.assertEqual(os.stat(path).st_blocks, 0, f"{name} has blocks here")
+
+    def show(self, desktop, folder, name, settled):
+        """GNOME Files showing `folder` until `settled(counts)` holds and two screenshots in
+        a row agree; returns (screenshot, counts)."""
+        desktop.files(folder, os.path.join(ARTEFACTS, name + ".log"))
+        shot = os.path.join(ARTEFACTS, name + ".png")
+        deadline = time.monotonic() + 180
+        counts = None
+        while time.monotonic() < deadline:
+            time.sleep(2)
+            desktop.screenshot(shot)
+            latest = photo_pixels(shot)
+            if latest == counts and settled(latest):
+                break
+            counts = latest
+        return shot, photo_pixels(shot)
+
+    def test_photos_show_their_thumbnails_without_being_downloaded(self):
+        desktop, devices, paths = self.photos_on_b()
+
+        # GLib, in the desktop's environment, finds a valid large picture of every photo.
+        def installed():
+            info = gio_thumbnail(paths, desktop.env)
+            return all(info.get(p, {}).get("thumbnail::is-valid") == "TRUE" for p in paths)
+        devices.wait(installed, timeout=300, what="B to install the pictures A made")
+        cache = os.path.join(desktop.env["XDG_CACHE_HOME"], "thumbnails")
+        for path, info in gio_thumbnail(paths, desktop.env).items():
+            self.assertTrue(info["thumbnail::path"].startswith(os.path.join(cache, "large") + "/"), f"{path}: {info}")
+        self.assert_placeholders(devices, paths)
+
+        shot, counts = self.show(desktop, devices.b.file("Photos"), "desktop-thumbnails",
+                                 lambda counts: all(c >= ENOUGH for c in counts))
+        for path, colour, count in zip(paths, PHOTO_COLOURS, counts):
+            self.assertGreaterEqual(count, ENOUGH, f"{os.path.basename(path)}'s colour {colour} is not on screen in {shot}: {counts}")
+        self.assert_placeholders(devices, paths)
+        # The pictures were there before GNOME Files asked: it never ran a thumbnailer, so
+        # it recorded no failure either.
+        failures = os.path.join(cache, "fail")
+        self.assertEqual([f for _, _, files in os.walk(failures) for f in files], [], "GNOME Files tried to make pictures")
+
+    def test_without_installed_pictures_there_are_generic_icons_and_no_download(self):
+        desktop, devices, paths = self.photos_on_b(("--thumbnails", "off", "--log-level", "trace"))
+        time.sleep(3)  # past the 3 s GNOME Files waits before making a picture of a file just changed
+
+        # GNOME Files tries to make the pictures itself, and fails: the thumbnailer it runs
+        # is refused the files (EAGAIN) and GLib records the failures.
+        def failed():
+            info = gio_thumbnail(paths, desktop.env)
+            return all(info.get(p, {}).get("thumbnail::failed") == "TRUE" for p in paths)
+        shot, counts = self.show(desktop, devices.b.file("Photos"), "desktop-no-thumbnails", lambda counts: failed())
+        self.assertTrue(failed(), f"GNOME Files did not try to make every picture: {gio_thumbnail(paths, desktop.env)}")
+        for path, colour, count in zip(paths, PHOTO_COLOURS, counts):
+            self.assertLess(count, ENOUGH, f"{os.path.basename(path)}'s colour {colour} is on screen without a picture in {shot}: {counts}")
+        self.assert_placeholders(devices, paths)
+        with open(os.path.join(devices.b.state, "ubiqfs.log")) as f:
+            log = f.read()
+        for path in paths:
+            self.assertIn(f"open: {os.path.basename(path)} is not on this device", log, "the thumbnailer was not refused")
 
 
 class DialogTests(unittest.TestCase):
