@@ -269,10 +269,11 @@ public actor SyncEngine {
     }
 
     public func status() async -> SyncStatus {
-        let counts = try? await metadata.read { db -> (Int, (files: Int, bytes: Int64), Int) in
-            (try ItemRow.pendingCount(db), try ItemRow.pendingContent(db), try ItemRow.ignoredCount(db))
+        let counts = try? await metadata.read { db -> (Int, (files: Int, bytes: Int64), Int, (Int, Int)) in
+            (try ItemRow.pendingCount(db), try ItemRow.pendingContent(db), try ItemRow.ignoredCount(db),
+             (try InstalledThumbnails.count(db), try MadeThumbnails.items(db).count))
         }
-        let (pending, content, ignored) = counts ?? (-1, (files: 0, bytes: 0), -1)
+        let (pending, content, ignored, thumbnails) = counts ?? (-1, (files: 0, bytes: 0), -1, (-1, -1))
         var waiting: Int?
         if !held.isEmpty {
             do { waiting = try await heldBack().count } catch { logger.error("cannot count the changes held back: \(error)") }
@@ -283,6 +284,7 @@ public actor SyncEngine {
             downloading: await downloads.activeCount, lastSync: lastSync?.timeIntervalSince1970, lastError: lastError,
             held: held.values.sorted { $0.seq < $1.seq }.map { "\($0.waitingFor): the change of journal \($0.seq) waits until it is closed here" },
             heldBack: waiting, readOnly: readOnly, pendingFiles: content.files, pendingBytes: content.bytes, ignoredItems: ignored,
+            thumbnailsInstalled: thumbnails.0, thumbnailsToSend: thumbnails.1,
             uploads: gates.upload.snapshot, downloads: gates.download.snapshot,
             collection: await lastCollection(), transfers: await fileTransfers(), conflicts: conflicts, errors: errors
         )

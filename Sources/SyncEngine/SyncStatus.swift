@@ -20,6 +20,10 @@ public struct SyncStatus: Sendable, Codable {
     public var pendingBytes: Int64?
     /// Items that stay on this device, never synced (nil from an earlier daemon).
     public var ignoredItems: Int?
+    /// Other devices' pictures in this user's thumbnail cache, and pictures made here
+    /// waiting to be sent (nil from an earlier daemon).
+    public var thumbnailsInstalled: Int?
+    public var thumbnailsToSend: Int?
     /// Content transfers per direction: queued, in flight, done and the rate.
     public var uploads: TransferGate.Snapshot?
     public var downloads: TransferGate.Snapshot?

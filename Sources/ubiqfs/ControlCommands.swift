@@ -49,6 +49,9 @@ struct StatusCommand: ParsableCommand {
         print("  journal:         \(status.lastSeq)")
         print("  pending uploads: \(status.pendingItems)")
         if let ignored = status.ignoredItems { print("  ignored:         \(ignored) (stay on this device)") }
+        if let installed = status.thumbnailsInstalled, let toSend = status.thumbnailsToSend, installed + toSend > 0 {
+            print("  thumbnails:      \(installed) from other devices in the thumbnail cache, \(toSend) made here to send")
+        }
         print("  downloading:     \(status.downloading)")
         if let files = status.pendingFiles, let bytes = status.pendingBytes, files > 0 {
             print("  to upload:       \(files) files, \(Self.size(bytes))")

@@ -24,6 +24,7 @@ import Testing
             \(bin) sync --wait \(a)
             waitlong 'valid \(b)/Photos/img4.jpg'
             for i in 1 2 3 4; do waitfor "valid \(b)/Photos/img$i.jpg"; test "$(state \(b)/Photos/img$i.jpg)" = placeholder; done
+            waitfor '\(bin) status \(b) | grep -q "thumbnails:      4 from other devices in the thumbnail cache, 0 made here to send"'
             case "$(entry \(b)/Photos/img1.jpg)" in \(cache)/thumbnails/large/*.png) ;; *) echo "not in large/: $(entry \(b)/Photos/img1.jpg)" >&2; false;; esac
 
             # A thumbnailer is refused the file (EAGAIN): no download, and GLib still
