@@ -32,6 +32,7 @@ let package = Package(
         .target(name: "CSystemShims"),
         .target(name: "ItemModel"),
         .target(name: "IgnoreRules"),
+        .target(name: "Merging", dependencies: ["ItemModel"]),
         .target(name: "FileCoordinator", dependencies: ["Inodes"]),
         .target(name: "ContainerStore", dependencies: ["ItemModel"]),
         .target(
@@ -99,6 +100,7 @@ let package = Package(
         ),
         .testTarget(name: "ItemModelTests", dependencies: ["ItemModel"]),
         .testTarget(name: "IgnoreRulesTests", dependencies: ["IgnoreRules", "ItemModel"]),
+        .testTarget(name: "MergingTests", dependencies: ["Merging", "ItemModel"]),
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "ItemModel"]),
         .testTarget(name: "FileCoordinatorTests", dependencies: ["FileCoordinator", "Inodes", "ItemModel"]),
         // Starts and stops a real SeaweedFS server for the tests that need an S3 service.
