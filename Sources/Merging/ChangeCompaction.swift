@@ -10,17 +10,17 @@ struct ChangeCompaction {
         var start: Int, end: Int, gap: Int
     }
 
-    private let lines: Lines
+    private let lines: [Int32]
     private var changed: [Bool]
     /// Whether the other file has changed lines after its `gap`-th unchanged line.
     private let otherChangedAt: [Bool]
     private var work = 0
     private let budget: Int
 
-    /// The changed lines of `lines` (`changed`) placed as git places them, given the
+    /// The changed lines of `lines` (numbered, `changed`) placed as git places them, given the
     /// changed lines of the file it is compared with; nil when sliding took more than
     /// `budget` steps.
-    static func compacted(_ changed: [Bool], of lines: Lines, other: [Bool], budget: Int) -> [Bool]? {
+    static func compacted(_ changed: [Bool], of lines: [Int32], other: [Bool], budget: Int) -> [Bool]? {
         var gaps = [false]
         for isChanged in other {
             if isChanged { gaps[gaps.count - 1] = true } else { gaps.append(false) }
@@ -29,7 +29,7 @@ struct ChangeCompaction {
         return compaction.run() ? compaction.changed : nil
     }
 
-    private init(lines: Lines, changed: [Bool], otherChangedAt: [Bool], budget: Int) {
+    private init(lines: [Int32], changed: [Bool], otherChangedAt: [Bool], budget: Int) {
         (self.lines, self.changed, self.otherChangedAt, self.budget) = (lines, changed, otherChangedAt, budget)
     }
 

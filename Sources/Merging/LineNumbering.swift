@@ -14,6 +14,11 @@ struct LineNumbering {
 
     private var numbers: [Key: Int32] = [:]
 
+    /// The numbers of every line of a text.
+    mutating func numbers(of lines: Lines) -> [Int32] {
+        (0..<lines.count).map { number(lines[$0]) }
+    }
+
     mutating func number(_ line: ArraySlice<UInt8>) -> Int32 {
         let key = Key(bytes: line)
         if let number = numbers[key] { return number }

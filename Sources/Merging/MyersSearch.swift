@@ -23,7 +23,7 @@ struct MyersSearch {
     private var forward: [Int]
     private var backward: [Int]
     private let shift: Int
-    private(set) var work = 0
+    private var work = 0
     private let budget: Int
 
     init(_ a: [Int32], _ b: [Int32], budget: Int) {

@@ -26,10 +26,12 @@ public enum TextMerge {
         if ours == theirs || base == theirs { return ours }
         if base == ours { return theirs }
         let (baseLines, ourLines, theirLines) = (Lines(base), Lines(ours), Lines(theirs))
+        var numbering = LineNumbering()
+        let baseNumbers = numbering.numbers(of: baseLines)
         let merge = ThreeWayMerge(
             base: baseLines, ours: ourLines, theirs: theirLines,
-            ourHunks: try LineDiff.hunks(from: baseLines, to: ourLines),
-            theirHunks: try LineDiff.hunks(from: baseLines, to: theirLines)
+            ourHunks: try LineDiff.hunks(from: baseNumbers, to: numbering.numbers(of: ourLines)),
+            theirHunks: try LineDiff.hunks(from: baseNumbers, to: numbering.numbers(of: theirLines))
         )
         return try merge.merged()
     }

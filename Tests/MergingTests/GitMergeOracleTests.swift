@@ -9,7 +9,8 @@ import Testing
 /// Controls show the checker is fair: it rejects git's own resolutions of conflicts
 /// (`--ours`, `--union`) and our merges with a line dropped, doubled or moved, and
 /// accepts git's clean merges. A seed replays a run: `UBIQFS_RANDOM_SEED=<seed>`;
-/// `UBIQFS_MERGE_CASES` sets how many cases; `UBIQFS_MERGE_SHOW=1` prints each disagreement.
+/// `UBIQFS_MERGE_CASES` sets how many cases, `UBIQFS_MERGE_LINES` the most lines of a base
+/// (30); `UBIQFS_MERGE_SHOW=1` prints each disagreement.
 @Suite struct GitMergeOracleTests {
     struct Tally {
         var cases = 0, gitClean = 0, gitConflicts = 0
@@ -40,6 +41,7 @@ import Testing
         let cases = ProcessInfo.processInfo.environment["UBIQFS_MERGE_CASES"].flatMap(Int.init) ?? 3000
         let showing = ProcessInfo.processInfo.environment["UBIQFS_MERGE_SHOW"] != nil
         var generator = TextGenerator(rng: SplitMix64(seed: seed))
+        generator.maxLines = ProcessInfo.processInfo.environment["UBIQFS_MERGE_LINES"].flatMap(Int.init) ?? generator.maxLines
         // The controls' own choices, so that the cases do not depend on the merges.
         var controlChoices = SplitMix64(seed: ~seed)
         let git = try GitMergeFile()
@@ -66,8 +68,8 @@ import Testing
         }
         print("GitMergeOracleTests: seed \(seed), \(tally.summary)")
         // Agreement with git in the vast majority of its merges; never a wrong merge (above).
-        #expect(tally.same * 100 >= tally.gitClean * 97)
-        #expect(tally.bothConflict * 100 >= tally.gitConflicts * 97)
+        #expect(tally.same * 100 >= tally.gitClean * 99)
+        #expect(tally.bothConflict * 100 >= tally.gitConflicts * 99)
         // The generator reaches both outcomes, and the checker is neither blind nor unfair.
         #expect(tally.gitClean > cases / 4 && tally.gitConflicts > cases / 10)
         #expect(tally.gitAccepted * 100 >= tally.gitClean * 99)

@@ -7,7 +7,16 @@ import Testing
 /// The diff under the merge: minimal and valid on random sequences (against a dynamic
 /// programming LCS), changes placed where git places them, and a bounded cost.
 @Suite struct LineDiffTests {
-    static func lines(_ text: String) -> Lines { Lines(Array(text.utf8)) }
+    /// Two texts' lines, numbered together.
+    static func numbered(_ base: String, _ side: String) -> ([Int32], [Int32]) {
+        var numbering = LineNumbering()
+        return (numbering.numbers(of: Lines(Array(base.utf8))), numbering.numbers(of: Lines(Array(side.utf8))))
+    }
+
+    static func hunks(_ base: String, _ side: String) throws -> [Hunk] {
+        let (a, b) = numbered(base, side)
+        return try LineDiff.hunks(from: a, to: b)
+    }
 
     /// The length of a longest common subsequence, by dynamic programming.
     static func lcs(_ a: [Int32], _ b: [Int32]) -> Int {
@@ -47,18 +56,17 @@ import Testing
     /// up with a change on the other side.
     @Test func changesSitWhereGitPutsThem() throws {
         // Deleting one of two equal lines deletes the second.
-        #expect(try LineDiff.hunks(from: Self.lines("a\nb\nb\nc\n"), to: Self.lines("a\nb\nc\n")) == [Hunk(base: 2..<3, side: 2..<2)])
+        #expect(try Self.hunks("a\nb\nb\nc\n", "a\nb\nc\n") == [Hunk(base: 2..<3, side: 2..<2)])
         // A block inserted after a copy of its last line goes after the copy.
-        #expect(try LineDiff.hunks(from: Self.lines("x\n}\n"), to: Self.lines("x\n}\ny\n}\n")) == [Hunk(base: 2..<2, side: 2..<4)])
+        #expect(try Self.hunks("x\n}\n", "x\n}\ny\n}\n") == [Hunk(base: 2..<2, side: 2..<4)])
         // A deletion that can line up with an insertion does: one replacement, not two hunks.
-        #expect(try LineDiff.hunks(from: Self.lines("x\nc\nc\nc\ny\n"), to: Self.lines("x\nZ\nc\nc\ny\n")) == [Hunk(base: 1..<2, side: 1..<2)])
+        #expect(try Self.hunks("x\nc\nc\nc\ny\n", "x\nZ\nc\nc\ny\n") == [Hunk(base: 1..<2, side: 1..<2)])
     }
 
     /// Past its budget the comparison gives up rather than take long: two unrelated files.
     @Test func aComparisonHasABoundedCost() throws {
         var rng = SplitMix64(seed: 7)
-        let a = Self.lines((0..<5000).map { _ in "\(rng.below(1000))\n" }.joined())
-        let b = Self.lines((0..<5000).map { _ in "\(rng.below(1000))\n" }.joined())
+        let (a, b) = Self.numbered((0..<5000).map { _ in "\(rng.below(1000))\n" }.joined(), (0..<5000).map { _ in "\(rng.below(1000))\n" }.joined())
         let error = try #require(throws: MergeError.self) { try LineDiff.hunks(from: a, to: b, budget: 100_000) }
         #expect(error.code == .tooManyChanges)
         #expect(try LineDiff.hunks(from: a, to: b, budget: .max).count > 100)

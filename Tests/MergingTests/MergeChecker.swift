@@ -87,12 +87,13 @@ struct MergeChecker {
     /// With no result given, the result line is whatever the step writes.
     private func search(_ merged: [Int]?) -> Bool {
         let (nb, no, nt, nr) = (base.count, ours.count, theirs.count, merged?.count ?? 0)
-        var seen = Array(repeating: UInt8(0), count: (nb + 1) * (no + 1) * (nt + 1) * (nr + 1))
+        // The stretches seen at each position: the few positions on minimal paths, not all.
+        var seen: [Int: UInt8] = [:]
         var stack = [State(i: 0, j: 0, k: 0, l: 0, stretch: .none)]
         while let state = stack.popLast() {
             let index = ((state.i * (no + 1) + state.j) * (nt + 1) + state.k) * (nr + 1) + state.l
-            guard seen[index] & (1 << state.stretch.rawValue) == 0 else { continue }
-            seen[index] |= 1 << state.stretch.rawValue
+            guard seen[index, default: 0] & (1 << state.stretch.rawValue) == 0 else { continue }
+            seen[index, default: 0] |= 1 << state.stretch.rawValue
             if state.i == nb, state.j == no, state.k == nt, merged == nil || state.l == nr { return true }
             stack += successors(of: state, merged)
         }

@@ -1,7 +1,7 @@
 import ItemModel
 
 /// Random texts and random edits of them, for merges: lines from a small vocabulary so that
-/// equal lines and ambiguous alignments are common; `\n` or `\r\n` files, a few lines with
+/// equal lines and ambiguous alignments are common, in some cases mixed with lines of their own; `\n` or `\r\n` files, a few lines with
 /// the other ending, some without a last newline, some empty; each side edited by a few
 /// insertions, deletions and replacements of lines, sometimes the same edit on both.
 struct TextGenerator {
@@ -28,11 +28,26 @@ struct TextGenerator {
     }
 
     var rng: SplitMix64
+    /// The most lines of a base; edits scale with it.
+    var maxLines = 30
 
-    mutating func line() -> String { rng.pick(Self.vocabulary)! }
+    /// The chance in percent that a new line is one of its own (as most lines of real
+    /// texts are), not from the vocabulary; drawn for each case.
+    var uniqueLines = 0
+    private var made = 0
+
+    init(rng: SplitMix64) {
+        self.rng = rng
+    }
+
+    mutating func line() -> String {
+        guard rng.chance(uniqueLines) else { return rng.pick(Self.vocabulary)! }
+        made += 1
+        return "line \(made)"
+    }
 
     mutating func base() -> File {
-        let count = rng.chance(6) ? 0 : 1 + rng.below(rng.chance(30) ? 30 : 14)
+        let count = rng.chance(6) ? 0 : 1 + rng.below(rng.chance(30) ? maxLines : (maxLines + 1) / 2)
         return File(
             lines: (0..<count).map { _ in line() },
             newline: rng.chance(15) ? "\r\n" : "\n",
@@ -61,6 +76,7 @@ struct TextGenerator {
     /// A base and two sides: each side a few edits of the base, sometimes after a first edit
     /// both sides made; sometimes a side is the base, sometimes both sides are the same.
     mutating func sides() -> (base: File, ours: File, theirs: File) {
+        uniqueLines = rng.pick([0, 0, 30, 70, 95])!
         let base = base()
         var (ours, theirs) = (base, base)
         if rng.chance(20) {
@@ -68,8 +84,9 @@ struct TextGenerator {
             Self.apply(shared, to: &ours)
             Self.apply(shared, to: &theirs)
         }
-        for _ in 0..<(rng.chance(10) ? 0 : 1 + rng.below(3)) { Self.apply(edit(of: ours), to: &ours) }
-        for _ in 0..<(rng.chance(10) ? 0 : 1 + rng.below(3)) { Self.apply(edit(of: theirs), to: &theirs) }
+        let edits = 3 * max(1, maxLines / 30)
+        for _ in 0..<(rng.chance(10) ? 0 : 1 + rng.below(edits)) { Self.apply(edit(of: ours), to: &ours) }
+        for _ in 0..<(rng.chance(10) ? 0 : 1 + rng.below(edits)) { Self.apply(edit(of: theirs), to: &theirs) }
         if rng.chance(3) { theirs = ours }
         return (base, ours, theirs)
     }
