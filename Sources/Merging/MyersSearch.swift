@@ -60,10 +60,12 @@ struct MyersSearch {
         try solve(Box(aLow: x, aHigh: box.aHigh, bLow: y, bHigh: box.bHigh))
     }
 
-    /// A point strictly inside a shortest path from the box's top left corner to its bottom
-    /// right one (both sides non-empty, no common first or last line). Each search keeps,
-    /// per diagonal, the furthest point it reaches within `d` edits; where a step would leave
-    /// the box, the point is held at the box's edge, which is also reachable within `d`.
+    /// A point on a shortest path from the box's top left corner to its bottom right one,
+    /// neither corner (both sides non-empty, no common first or last line). Each search
+    /// keeps, per diagonal, the furthest point it reaches within `d` edits; where a step
+    /// would leave the box, the point is held at the box's edge, also reachable within `d`.
+    /// Diagonals are scanned from the highest down, as git's diff scans them: where several
+    /// paths are shortest, the first meeting found picks the one git picks.
     private mutating func middle(of box: Box) throws(OverBudget) -> (Int, Int) {
         let (lowest, highest) = (box.aLow - box.bHigh, box.aHigh - box.bLow)
         let (forwardCenter, backwardCenter) = (box.aLow - box.bLow, box.aHigh - box.bHigh)
