@@ -46,7 +46,8 @@ def hue(degrees, saturation=0.8, value=0.8):
 
 # Twelve photos, each one colour with noise (real photo sizes, a few MB): their pictures
 # are on screen when these colours are. Hues halfway between the wheel's twelfths keep off
-# GTK's and Adwaita's blues; the control shows no generic icon has any of them.
+# GTK's and Adwaita's blues; the control shows the generic icons have no picture's worth
+# of any of them.
 PHOTO_COLOURS = [hue(15 + 30 * i) for i in range(12)]
 TOLERANCE = 24  # per channel
 # Pixels of a colour that make a picture: half of one in the grid (96 x 64). The generic
