@@ -1305,7 +1305,8 @@ class Bench:
         def view(folder, cache, run_name, settle_on=None):
             """GNOME Files showing `folder` with XDG_CACHE_HOME `cache`: seconds until the
             12 photos in view show their pictures, then until `settle_on()` (bytes held)
-            stops changing for 5 s; (seconds or None, a screenshot)."""
+            stops changing for 5 s; (seconds or None, a screenshot, seconds until the last
+            change of `settle_on()`)."""
             desktop = session.Session()
             try:
                 desktop.env["XDG_CACHE_HOME"] = str(cache)
@@ -1319,6 +1320,7 @@ class Bench:
                         shown = time.monotonic() - start
                         break
                     time.sleep(0.02)
+                settled = None
                 if settle_on is not None:
                     last, still = settle_on(), time.monotonic()
                     while time.monotonic() - still < 5 and time.monotonic() - start < 900:
@@ -1326,9 +1328,10 @@ class Bench:
                         now = settle_on()
                         if now != last:
                             last, still = now, time.monotonic()
+                    settled = still - start
                 shot = self.work / f"thumbnails-{run_name}.png"
                 desktop.screenshot(str(shot))
-                return shown, shot
+                return shown, shot, settled
             finally:
                 desktop.close()
 
@@ -1350,7 +1353,7 @@ class Bench:
             # GNOME Files makes the pictures once; the measured sessions find them.
             view(folder, cache, "native-warming", settle_on=lambda: valid_pictures(folder, cache))
             def native_run(run, t=t, folder=folder, cache=cache):
-                shown, _ = view(folder, cache, f"native-{run}")
+                shown, _, _ = view(folder, cache, f"native-{run}")
                 self.record("thumbnails_shown", t, shown if shown is not None else float("inf"))
                 self.record("thumbnails_fetched", t, 0.0)
             t.thumbnail_run = native_run
@@ -1401,7 +1404,7 @@ class Bench:
                 f"({100 * packs / photo_bytes:.2f}% of the photos); B fetched {installed_bytes / 1024:.0f} KiB "
                 f"({100 * installed_bytes / photo_bytes:.2f}%) to install them.")
             def ubiqfs_run(run, t=t, folder=folder, cache=cache, installed_bytes=installed_bytes):
-                shown, shot = view(folder, cache, f"ubiqfs-{run}", settle_on=b.downloaded)
+                shown, _, _ = view(folder, cache, f"ubiqfs-{run}", settle_on=b.downloaded)
                 fetched = b.downloaded()
                 held = sum(os.stat(folder / n).st_blocks * 512 for n in names)
                 self.record("thumbnails_shown", t, shown if shown is not None else float("inf"))
@@ -1431,13 +1434,13 @@ class Bench:
                 wait_for(lambda: folder.is_dir() and len(os.listdir(folder)) == count, "rclone to list the photos", timeout=120)
                 cache = t.work / f"viewer-cache-{run}"
                 shutil.rmtree(cache, ignore_errors=True)
-                shown, _ = view(folder, cache, f"rclone-{run}", settle_on=lambda: t.fetched_bytes(None))
+                shown, _, settled = view(folder, cache, f"rclone-{run}", settle_on=lambda: t.fetched_bytes(None))
                 fetched = t.fetched_bytes(None)
                 self.record("thumbnails_shown", t, shown if shown is not None else float("inf"))
                 self.record("thumbnails_fetched", t, 100 * fetched / photo_bytes)
                 self.record("thumbnails_held", t, 100 * fetched / photo_bytes)
                 self.notes.append(f"thumbnails, rclone run {run}: GNOME Files made {valid_pictures(folder, cache)} pictures; "
-                                  f"rclone fetched {fetched / MiB:.0f} MiB.")
+                                  f"rclone fetched {fetched / MiB:.0f} MiB, the last of it {settled:.1f} s after GNOME Files started.")
             t.thumbnail_run = rclone_run
 
         try:
