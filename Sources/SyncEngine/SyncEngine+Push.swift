@@ -29,8 +29,8 @@ extension SyncEngine {
         }
         let uploaded = try await uploader.upload(files)
         var (plan, reuploading) = try await withoutObjectsAtRisk(calls.read("cannot plan the push") { db in
-            var plan = try PushPlan.make(chosen: chosen, settled: settled, uploads: uploaded, pictures: pictures.mapValues { ($0.content, $0.thumbnails) }, db)
-            try plan.addPictures(pictures.mapValues { ($0.content, $0.thumbnails) }, db)
+            var plan = try PushPlan.make(chosen: chosen, settled: settled, uploads: uploaded, pictures: pictures, db)
+            try plan.addPictures(pictures, db)
             return plan
         })
         if !plan.settled.isEmpty {

@@ -8,13 +8,6 @@ import MetadataStore
 /// item's own upsert when the record takes it anyway. Other devices' pictures come in with
 /// their items; this device's thumbnail service hears of it (`ThumbnailEvents`).
 extension SyncEngine {
-    /// Pictures made here, uploaded, that the next record carries, by item: the content
-    /// they show and the item's whole list of thumbnails with them.
-    struct PicturesToCommit: Sendable {
-        var content: [BlockReference]
-        var thumbnails: [Thumbnail]
-    }
-
     /// At most this many items' pictures go with one record.
     static let picturesPerRecord = 200
 
@@ -25,7 +18,8 @@ extension SyncEngine {
     /// no longer the committed one, of items gone, or of sizes the item has already (another
     /// device made them first) are dropped; an item whose change is held for a writer here
     /// waits (its committed snapshot is not the last one).
-    func picturesToCommit() async throws(SyncError) -> [ItemID: PicturesToCommit] {
+    /// By item: the content they show and the item's whole list of thumbnails with them.
+    func picturesToCommit() async throws(SyncError) -> [ItemID: PushPlan.Pictures] {
         guard carriesThumbnails, !readOnly else { return [:] }
         let held = Set(self.held.keys)
         let (wanted, stale) = try await calls.read("cannot read the thumbnails made here") { db in
@@ -54,7 +48,7 @@ extension SyncEngine {
         return uploaded.reduce(into: [:]) { result, entry in
             guard let made = wanted[entry.key] else { return }
             let thumbnails = (made.base + entry.value).sorted { $0.size < $1.size }
-            result[entry.key] = PicturesToCommit(content: made.content, thumbnails: thumbnails)
+            result[entry.key] = (content: made.content, thumbnails: thumbnails)
         }
     }
 

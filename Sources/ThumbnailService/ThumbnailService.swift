@@ -67,6 +67,8 @@ public final class ThumbnailService: Sendable {
 
     /// An item changed here (renamed, moved, deleted, written): its entry follows.
     public func localChange(_ id: ItemID) {
+        // Only the installer follows names: a device that installs nothing has no entry to move.
+        guard installer != nil else { return }
         send(.changed([id]))
     }
 
