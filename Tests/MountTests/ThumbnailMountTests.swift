@@ -52,6 +52,19 @@ import Testing
             cat \(b)/Photos/img4.jpg > /dev/null
             waitfor '[ ! -e '$failed' ]'
 
+            # An evicted file keeps its entry (its mtime and size stay).
+            waitfor '[ "$(state \(b)/Photos/img4.jpg)" = local ]'
+            \(bin) evict \(b)/Photos/img4.jpg
+            test "$(state \(b)/Photos/img4.jpg)" = placeholder
+            valid \(b)/Photos/img4.jpg
+
+            # A new version there replaces the entry here, valid for the new mtime and size.
+            old=$(md5sum < "$(entry \(b)/Photos/img2.jpg)")
+            /usr/bin/convert -size 1200x800 xc:"#c04030" -attenuate 1 +noise Gaussian -quality 90 \(root)/new.jpg
+            cp \(root)/new.jpg \(a)/Photos/img2.jpg
+            \(bin) sync --wait \(a)
+            waitlong '[ "$(stat -c %s \(b)/Photos/img2.jpg)" = "$(stat -c %s \(root)/new.jpg)" ] && valid \(b)/Photos/img2.jpg && [ "$(md5sum < "$(entry \(b)/Photos/img2.jpg)")" != "$old" ]'
+
             # Renames here and there keep the entries valid under the new names.
             mv \(b)/Photos/img1.jpg \(b)/Photos/renamed-here.jpg
             waitfor 'valid \(b)/Photos/renamed-here.jpg'
