@@ -37,6 +37,22 @@ def mounted(path):
         return any(line.split()[1] == path for line in mounts)
 
 
+def unmount_daemon(path, process):
+    """Unmounts a FUSE daemon's mount (lazily if it stays busy) and waits for the daemon
+    (its last push included) to exit, killing it after two minutes."""
+    if mounted(path):
+        sh("fusermount3", "-u", str(path), check=False)
+        if mounted(path):
+            time.sleep(1)
+            sh("fusermount3", "-uz", str(path), check=False)
+    if process is not None:
+        try:
+            process.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 def wait_for(condition, what, timeout=60):
     deadline = time.monotonic() + timeout
     while not condition():
@@ -147,18 +163,8 @@ class FuseDaemon(Target):
             raise RuntimeError(f"{self.name} did not mount; see {self.work}/{self.name}.log")
 
     def unmount(self):
-        if mounted(self.dir):
-            sh("fusermount3", "-u", str(self.dir), check=False)
-            if mounted(self.dir):
-                time.sleep(1)
-                sh("fusermount3", "-uz", str(self.dir), check=False)
-        if getattr(self, "process", None) is not None:
-            try:
-                self.process.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-            self.process = None
+        unmount_daemon(self.dir, getattr(self, "process", None))
+        self.process = None
 
 
 class UbiqFS(FuseDaemon):
@@ -637,18 +643,8 @@ class SecondDevice:
         return json.loads(out)["status"]["downloads"]["doneBytes"]
 
     def stop(self):
-        if mounted(self.dir):
-            sh("fusermount3", "-u", str(self.dir), check=False)
-            if mounted(self.dir):
-                time.sleep(1)
-                sh("fusermount3", "-uz", str(self.dir), check=False)
-        if self.process is not None:
-            try:
-                self.process.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-            self.process = None
+        unmount_daemon(self.dir, self.process)
+        self.process = None
         shutil.rmtree(self.work, ignore_errors=True)
 
 
