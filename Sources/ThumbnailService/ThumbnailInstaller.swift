@@ -219,7 +219,7 @@ actor ThumbnailInstaller {
         }
         var pictures = [wanted.thumbnail.size: png]
         for size in sizes(from: wanted.thumbnail.size) where size < wanted.thumbnail.size {
-            pictures[size] = try await thumbnailers.scale(png, to: size, timeout: .seconds(10))
+            pictures[size] = try await thumbnailers.scale(png, to: size, timeout: .seconds(120))
         }
         if let installed = fetch.installed, installed.uri != wanted.uri { try desktop.remove(uri: installed.uri) }
         try desktop.install(pictures, uri: wanted.uri, mtime: wanted.mtime, size: wanted.size)

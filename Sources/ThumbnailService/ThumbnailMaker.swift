@@ -77,11 +77,11 @@ actor ThumbnailMaker {
         guard engine.carriesThumbnails, let source = await source(ino) else { return }
         let pictures: [Int: [UInt8]]
         do {
-            pictures = try await thumbnailers.make(source: cache.path(for: ino), name: source.name, sizes: ThumbnailSettings.madeSizes, timeout: .seconds(30))
+            pictures = try await thumbnailers.make(source: cache.path(for: ino), name: source.name, sizes: ThumbnailSettings.madeSizes, timeout: .seconds(120))
         } catch {
-            // Stopped, not failed: tried again at the next start.
-            if Task.isCancelled { return }
             logger.info("no thumbnail of \(String(decoding: source.name, as: UTF8.self)): \(error)")
+            // Stopped, or out of time on a busy machine: not failed, tried again at the next start.
+            if Task.isCancelled || error.code == .timedOut { return }
             await noteFailure(source)
             return
         }

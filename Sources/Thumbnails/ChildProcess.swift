@@ -15,7 +15,8 @@ enum ChildProcess {
     }
 
     /// Runs `nice -n 19 arguments…` with stdin and stdout on /dev/null and stderr kept in
-    /// `errorFile`; throws `.thumbnailerFailed` if it cannot start or runs out of time.
+    /// `errorFile`; throws `.thumbnailerFailed` if it cannot start, `.timedOut` if it runs
+    /// out of time.
     static func run(_ arguments: [String], errorFile: String, timeout: Duration) async throws(ThumbnailError) -> Exit {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: ProgramSearch.find("nice") ?? "/usr/bin/nice")
@@ -27,12 +28,12 @@ enum ChildProcess {
         }
         process.standardError = errors
         let watch = Watch()
-        let watchdog = Task {
-            do {
-                try await Task.sleep(for: timeout)
-                watch.kill(timedOut: true)
-            } catch {}
-        }
+        // A dispatch timer, not a sleeping Task: a cooperative pool kept busy by others must
+        // not keep a hung thumbnailer alive past its time.
+        let watchdog = DispatchWorkItem { watch.kill(timedOut: true) }
+        let (seconds, attoseconds) = max(timeout, .zero).components
+        let nanoseconds = Int(min(seconds, 86_400)) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds), execute: watchdog)
         defer { watchdog.cancel() }
         let status: Int32
         do {
@@ -48,7 +49,7 @@ enum ChildProcess {
         try? errors.close()
         let tail = String(decoding: (CacheFiles.read(errorFile) ?? []).suffix(2000), as: UTF8.self)
         if watch.timedOut {
-            throw ThumbnailError(code: .thumbnailerFailed, message: "\(arguments.joined(separator: " ")) took more than \(timeout): killed; stderr: \(tail)")
+            throw ThumbnailError(code: .timedOut, message: "\(arguments.joined(separator: " ")) took more than \(timeout): killed; stderr: \(tail)")
         }
         return Exit(status: status, errors: tail)
     }

@@ -11,8 +11,10 @@ public enum ThumbnailErrorCode: String, ErrorCode {
     case invalid
     /// No thumbnailer handles the item's type.
     case unsupported
-    /// The thumbnailer failed, made nothing, or ran out of time.
+    /// The thumbnailer failed or made nothing.
     case thumbnailerFailed
+    /// The thumbnailer ran out of time (a busy machine, a large file): worth another try.
+    case timedOut
     /// Reading or writing the cache or a temporary file failed.
     case io
 }

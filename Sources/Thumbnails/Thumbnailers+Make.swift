@@ -46,7 +46,7 @@ extension Thumbnailers {
     /// One run of a thumbnailer at one size: its PNG, stripped and checked.
     func run(_ entry: ThumbnailerEntry, source: String, fileExtension: String?, size: Int, deadline: ContinuousClock.Instant) async throws(ThumbnailError) -> [UInt8] {
         guard deadline > .now else {
-            throw ThumbnailError(code: .thumbnailerFailed, message: "no time left to make a thumbnail of \(source) at size \(size)")
+            throw ThumbnailError(code: .timedOut, message: "no time left to make a thumbnail of \(source) at size \(size)")
         }
         let folder = try WorkFolder()
         defer { folder.remove() }

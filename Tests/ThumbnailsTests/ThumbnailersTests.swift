@@ -38,7 +38,7 @@ struct ThumbnailersTests {
         let scratch = try Scratch("make")
         let source = try Self.jpeg(in: scratch)
         let thumbnailers = Thumbnailers(dataDirectories: Self.system, sandbox: sandboxed ? .bubblewrap : .none, gstreamerCache: nil)
-        let made = try await thumbnailers.make(source: source, name: Array("IMG_0001.JPG".utf8), sizes: [128, 256], timeout: .seconds(30))
+        let made = try await thumbnailers.make(source: source, name: Array("IMG_0001.JPG".utf8), sizes: [128, 256], timeout: .seconds(600))
         #expect(made.keys.sorted() == [128, 256])
         for (size, png) in made {
             // 1200×800 scaled: the height rounds either way.
@@ -56,13 +56,13 @@ struct ThumbnailersTests {
     @Test func scaleShrinksToTheLongestEdge() async throws {
         let thumbnailers = Thumbnailers(dataDirectories: Self.system)
         let png = try PNGText.adding([("Thumb::URI", "file:///secret")], to: TestPNG.make(width: 300, height: 512))
-        let scaled = try await thumbnailers.scale(png, to: 128, timeout: .seconds(30))
+        let scaled = try await thumbnailers.scale(png, to: 128, timeout: .seconds(600))
         #expect(try PNGText.dimensions(scaled) == (width: 75, height: 128))
         #expect(try PNGText.text(scaled).isEmpty)
         // Already small enough: the same pixels, without the text.
-        let small = try await thumbnailers.scale(png, to: 512, timeout: .seconds(30))
+        let small = try await thumbnailers.scale(png, to: 512, timeout: .seconds(600))
         #expect(try small == PNGText.stripped(png))
-        await #expect(throws: ThumbnailError.self) { try await thumbnailers.scale(png, to: 100, timeout: .seconds(30)) }
+        await #expect(throws: ThumbnailError.self) { try await thumbnailers.scale(png, to: 100, timeout: .seconds(600)) }
     }
 
     @Test func aNameWithoutAThumbnailerIsRefused() async throws {
@@ -81,7 +81,7 @@ struct ThumbnailersTests {
         let source = try scratch.write("broken", Array("this is not a JPEG".utf8))
         let thumbnailers = Thumbnailers(dataDirectories: Self.system)
         do {
-            _ = try await thumbnailers.make(source: source, name: Array("a.jpg".utf8), sizes: [256], timeout: .seconds(30))
+            _ = try await thumbnailers.make(source: source, name: Array("a.jpg".utf8), sizes: [256], timeout: .seconds(600))
             Issue.record("made a thumbnail of a broken JPEG")
         } catch {
             #expect(error.code == .thumbnailerFailed)
