@@ -1170,6 +1170,9 @@ class Bench:
             self.record("ls_10k_warm", t, timed(lambda: sh("ls", "-l", str(folder))))
             t.remount()
             self.record("ls_10k_remount", t, timed(lambda: sh("ls", "-l", str(folder))))
+            # Names only: what readdirplus costs a listing that needs no attributes.
+            t.remount()
+            self.record("ls_names_10k_remount", t, timed(lambda: sh("ls", "-f", str(folder))))
         self.each(body)
 
     def desktop(self):
@@ -1595,6 +1598,7 @@ WORKLOADS = {
     "first_write_committed": ("first 4 KiB write into an uploaded file", "files/s", True, None, None),
     "ls_10k_warm": ("ls -l of 10k entries, warm", "s", False, ("u/n", "<=", 1.5), ("r/u", ">=", 1.0)),
     "ls_10k_remount": ("ls -l of 10k entries, after remount", "s", False, ("u/n", "<=", 5.0), ("r/u", ">=", 3.0)),
+    "ls_names_10k_remount": ("  ls -f (names only) of the same, after remount", "s", False, None, None),
     "view_10k": ("a file manager's view of 10k entries (list + lstat)", "s", False, ("u/n", "<=", 1.5), ("r/u", ">=", 1.0)),
     "view_10k_emblems": ("  the same with ubiqfs's emblems (others: none)", "s", False, None, None),
     "nautilus_10k": ("GNOME Files showing 10k entries (start to all shown)", "s", False, ("u/n", "<=", 1.5), ("r/u", ">=", 1.0)),

@@ -12,6 +12,8 @@ import Synchronization
 public final class FuseAdapter: FuseOperations {
     public let core: FileSystemCore
     let logger: Logger
+    /// Name and listing requests so far, for `ubiqfs status`.
+    public let requestCounts = KernelRequestCounts()
 
     /// The kernel keeps names and attributes this long; the sync engine invalidates them
     /// explicitly when another device changes something.
@@ -125,6 +127,7 @@ public final class FuseAdapter: FuseOperations {
     // MARK: Names
 
     public func lookup(_ request: FuseRequest, parent: Inode, name: [UInt8]) {
+        requestCounts.noteLookup()
         do {
             request.reply(entry: self.entry(try core.lookup(parent: parent, name: name)))
         } catch where error.code == .notFound {
@@ -139,6 +142,7 @@ public final class FuseAdapter: FuseOperations {
     }
 
     public func getattr(_ request: FuseRequest, ino: Inode, handle: UInt64?) {
+        requestCounts.noteGetattr()
         do {
             request.reply(attributes: Self.fuseAttributes(try core.attributes(ino)), timeout: Self.cacheTimeout)
         } catch {
@@ -328,6 +332,7 @@ public final class FuseAdapter: FuseOperations {
     }
 
     public func readdir(_ request: FuseRequest, ino: Inode, handle: UInt64, size: Int, offset: UInt64, plus: Bool) {
+        requestCounts.noteReaddir(plus: plus)
         do {
             let entries = try core.list(ino, after: offset, limit: FuseDirectoryBuffer.maxEntries(capacity: size, plus: plus))
             var buffer = FuseDirectoryBuffer(request: request, capacity: size, plus: plus)

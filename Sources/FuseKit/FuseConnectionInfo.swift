@@ -8,8 +8,9 @@ public struct FuseConnectionInfo: Sendable {
     /// What the kernel offers; `want` is reduced to these before it is sent (asking for more aborts the mount).
     public internal(set) var capable: FuseCapabilities
     /// What the filesystem asks for. Preset: libfuse's defaults (which include auto_inval_data and
-    /// async direct I/O) plus readdirplus (auto), atomic O_TRUNC, async read and parallel dirops;
+    /// async direct I/O) plus readdirplus (always), atomic O_TRUNC, async read and parallel dirops;
     /// without writeback cache, and without handle_killpriv, so the kernel clears suid/sgid itself.
+    /// Readdirplus is always used: `unwanted` says why.
     public var want: FuseCapabilities
     /// Largest write request in bytes (1 MiB by default on this kernel).
     public var maxWrite: UInt32
@@ -24,8 +25,14 @@ public struct FuseConnectionInfo: Sendable {
 
     /// FuseKit's defaults applied on top of libfuse's.
     static let defaultWants: FuseCapabilities = [
-        .readdirplus, .readdirplusAuto, .atomicOTrunc, .asyncRead, .parallelDirectoryOperations,
+        .readdirplus, .atomicOTrunc, .asyncRead, .parallelDirectoryOperations,
     ]
+
+    /// libfuse's defaults taken away. `readdirplusAuto`: the kernel's heuristic sends plain
+    /// readdir after the first batch unless a lookup came in between, so a file manager that
+    /// lists first and stats after costs a LOOKUP per entry (a view of 500 photos: 1,664
+    /// requests instead of 558).
+    static let unwanted: FuseCapabilities = [.writebackCache, .handleKillPriv, .readdirplusAuto]
 
     init(_ conn: fuse_conn_info) {
         protocolMajor = conn.proto_major
@@ -33,7 +40,7 @@ public struct FuseConnectionInfo: Sendable {
         capable = FuseCapabilities(rawValue: conn.capable)
         want = FuseCapabilities(rawValue: conn.want)
             .union(Self.defaultWants)
-            .subtracting([.writebackCache, .handleKillPriv])
+            .subtracting(Self.unwanted)
             .intersection(capable)
         maxWrite = conn.max_write
         maxReadahead = conn.max_readahead

@@ -17,6 +17,7 @@ struct ControlHandler {
     let budget: CacheBudget
     let coordinator: FileCoordinator
     let store: FaultyStore
+    let kernelRequests: KernelRequestCounts
     let mountpoint: String
     let stateDir: String
     let exit: @Sendable () -> Void
@@ -40,6 +41,7 @@ struct ControlHandler {
             response.cacheBytes = usage
             response.cacheBudget = budget.effectiveLimit(usage: usage)
             response.storeFaults = store.faults.description
+            response.kernelRequests = kernelRequests.snapshot
         case "sync":
             if request.wait ?? false {
                 do { try await sync.syncNow() } catch {

@@ -67,8 +67,12 @@ struct ControlResponse: Codable {
     var versions: [VersionEntry]?
     /// The faults injected into store calls ("" for none).
     var storeFaults: String?
+    /// Requests from the kernel since the mount, by kind (`KernelRequestCounts`).
+    var kernelRequests: [String: UInt64]?
     var trash: [TrashListing]?
     var retention: RetentionListing?
+    /// The kinds of file that merge, for `merge`.
+    var merge: [String: Bool]?
     var collection: CollectionReport?
     /// Where a restored item is now.
     var path: String?

@@ -195,7 +195,8 @@ final class Daemon {
         let exitHandle = SessionExit(session)
         let control = try ControlServer(path: stack.controlSocketPath, feed: sync.feed) { request in
             await ControlHandler(
-                sync: sync, core: core, budget: budget, coordinator: coordinator, store: store, mountpoint: mountpoint, stateDir: stateDir
+                sync: sync, core: core, budget: budget, coordinator: coordinator, store: store, kernelRequests: adapter.requestCounts,
+                mountpoint: mountpoint, stateDir: stateDir
             ) { exitHandle.request() }.handle(request)
         }
         control.start()
