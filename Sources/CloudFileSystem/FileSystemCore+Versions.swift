@@ -35,15 +35,16 @@ extension FileSystemCore {
         let row = try row(ino)
         guard row.itemKind == .file, !row.deleted else { throw FileSystemError(.invalid, "only files have versions") }
         let versions = try read { db in try FileVersions.list(row.itemID, db) }
-        let current = row.dirtyFlags.contains(.content) ? nil : versions.first { $0.blocks.sameContent(as: row.blockList) }?.seq
+        let current = row.dirtyFlags.contains(.content) ? nil : versions.first { $0.input == 0 && $0.blocks.sameContent(as: row.blockList) }?.seq
         return (versions, current)
     }
 
-    public func restore(_ ino: Inode, version seq: UInt64) async throws(FileSystemError) {
+    /// `input` > 0: the edit a merge took in, version `seq.input`.
+    public func restore(_ ino: Inode, version seq: UInt64, input: Int = 0) async throws(FileSystemError) {
         let row = try row(ino)
         guard row.itemKind == .file, !row.deleted else { throw FileSystemError(.invalid, "only files have versions") }
-        guard let version = try read({ db in try FileVersions.find(row.itemID, seq: seq, db) }) else {
-            throw FileSystemError(.notFound, "\(row.itemName) has no version \(seq); `ubiqfs versions` lists them")
+        guard let version = try read({ db in try FileVersions.find(row.itemID, seq: seq, input: input, db) }) else {
+            throw FileSystemError(.notFound, "\(row.itemName) has no version \(input == 0 ? String(seq) : "\(seq).\(input)"); `ubiqfs versions` lists them")
         }
         let temporary: TemporaryCacheFile
         do throws(SyncError) {

@@ -4,6 +4,12 @@
 /// defaults.
 public struct ContainerSettings: Hashable, Sendable, Codable {
     public var retention: Retention
+    /// Format 4: what merges (`MergeKinds`); nil: the defaults, as in a container whose
+    /// journal never set it.
+    public var merge: MergeKinds?
+
+    /// The kinds that merge.
+    public var merging: MergeKinds { merge ?? .standard }
 
     /// How long history is kept, in seconds: versions of files (each file's newest
     /// always stays) and trash entries (deleted items and what they held).

@@ -35,6 +35,8 @@ public struct JournalRecord: Hashable, Sendable, Codable {
     public var prev: String?
     /// The root's own attributes from this record on (`RootAttributes`); nil: unchanged.
     public var root: RootAttributes?
+    /// Format 4: the files whose content in this record is a merge, and what it took in.
+    public var merges: [MergeNote]?
 
     /// The tombstone put over a compacted record (`compacted`).
     public static func tombstone(format: Int, device: String, deviceName: String, through: UInt64, time: Int64) -> JournalRecord {
@@ -45,7 +47,7 @@ public struct JournalRecord: Hashable, Sendable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case format, device, deviceName, commit, time, ops, settings, batch, compacted, relocate, prev, root
+        case format, device, deviceName, commit, time, ops, settings, batch, compacted, relocate, prev, root, merges
     }
 
     public init(from decoder: any Decoder) throws {
@@ -62,6 +64,7 @@ public struct JournalRecord: Hashable, Sendable, Codable {
         relocate = try container.contains(.relocate) && !container.decodeNil(forKey: .relocate) ? Self.boundedList(container, .relocate) : nil
         prev = try container.decodeIfPresent(String.self, forKey: .prev)
         root = try container.decodeIfPresent(RootAttributes.self, forKey: .root)
+        merges = try container.contains(.merges) && !container.decodeNil(forKey: .merges) ? Self.boundedList(container, .merges) : nil
     }
 
     /// A list of at most `maxOperations` elements, counted before any is decoded.

@@ -34,12 +34,7 @@ public enum RecordValidator {
         case .file:
             let blocks = item.blocks ?? []
             guard blocks.allSatisfy(\.isWellFormed) else { throw refuse("malformed block reference") }
-            var total: Int64 = 0
-            for block in blocks {
-                let (sum, overflow) = total.addingReportingOverflow(block.length)
-                guard !overflow else { throw refuse("block lengths overflow") }
-                total = sum
-            }
+            guard let total = total(blocks) else { throw refuse("block lengths overflow") }
             guard total == item.size else { throw refuse("block lengths do not add up to the size") }
             item.blocks = blocks
             item.target = nil

@@ -204,6 +204,17 @@ public final class MetadataStore: Sendable {
                 CREATE TABLE thumbnail_failed(id TEXT PRIMARY KEY NOT NULL, content TEXT NOT NULL);
                 """)
         }
+        migrator.registerMigration("v17: merged versions") { db in
+            // A version that merged another device's (`mergedWith`), and the edits of this
+            // or another device it took in, each kept as a version `seq.input` (`FileVersions`).
+            try db.execute(sql: """
+                ALTER TABLE version ADD COLUMN mergedWith INTEGER;
+                ALTER TABLE version ADD COLUMN mergeKind TEXT;
+                CREATE TABLE version_input(
+                    id TEXT NOT NULL, seq INTEGER NOT NULL, input INTEGER NOT NULL, device TEXT NOT NULL, time INTEGER NOT NULL,
+                    size INTEGER NOT NULL, mtime INTEGER NOT NULL, blocks BLOB NOT NULL, PRIMARY KEY(id, seq, input));
+                """)
+        }
         return migrator
     }
 

@@ -18,18 +18,30 @@ struct HistoryObject: Codable, Sendable {
         var size: Int64?
         var mtime: Int64?
         var blocks: [BlockReference]?
+        /// Format 4: k > 0 for the k-th input of the merge `seq` committed (absent: 0).
+        var input: Int?
+        /// Format 4: on a merged version, the version it merged with and how.
+        var mergedWith: UInt64?
+        var mergeKind: String?
 
         init(id: ItemID, _ version: FileVersion, inCheckpoint: Bool) {
             (self.id, seq, device, time) = (id, version.seq, version.device, version.time)
-            if !inCheckpoint { (size, mtime, blocks) = (version.size, version.mtime, version.blocks) }
+            if !inCheckpoint || version.input > 0 { (size, mtime, blocks) = (version.size, version.mtime, version.blocks) }
+            (input, mergedWith, mergeKind) = (version.input > 0 ? version.input : nil, version.mergedWith, version.mergeKind)
         }
 
         /// The version, its content taken from `items` (the checkpoint's) where left out;
         /// nil if the checkpoint has no such file.
         func version(in items: [ItemID: ItemSnapshot]) -> FileVersion? {
-            if let size, let mtime, let blocks { return FileVersion(seq: seq, device: device, time: time, size: size, mtime: mtime, blocks: blocks) }
-            guard let item = items[id], item.kind == .file else { return nil }
-            return FileVersion(seq: seq, device: device, time: time, size: item.size, mtime: item.mtime, blocks: item.blocks ?? [])
+            var version: FileVersion
+            if let size, let mtime, let blocks {
+                version = FileVersion(seq: seq, device: device, time: time, size: size, mtime: mtime, blocks: blocks, input: input ?? 0)
+            } else {
+                guard input == nil, let item = items[id], item.kind == .file else { return nil }
+                version = FileVersion(seq: seq, device: device, time: time, size: item.size, mtime: item.mtime, blocks: item.blocks ?? [])
+            }
+            (version.mergedWith, version.mergeKind) = (mergedWith, mergeKind)
+            return version
         }
     }
 
@@ -54,9 +66,11 @@ struct HistoryObject: Codable, Sendable {
         let range = history.first...history.last
         history.versions = history.versions.filter { version in
             let content = [version.size == nil, version.mtime == nil, version.blocks == nil]
-            let ok = range.contains(version.seq) && version.id.isWellFormed && version.id != .root
+            let merge = (version.input.map { (1...MergeNote.maxInputs).contains($0) && version.size != nil } ?? true)
+                && (version.mergedWith.map { $0 >= 1 && $0 < version.seq } ?? true) && (version.mergeKind?.utf8.count ?? 0) <= 16
+            let ok = range.contains(version.seq) && version.id.isWellFormed && version.id != .root && merge
                 && (content.allSatisfy { $0 } || (!content.contains(true) && (0...RecordValidator.maxSize).contains(version.size!)
-                    && version.blocks!.allSatisfy(\.isWellFormed) && Self.total(version.blocks!) == version.size))
+                    && version.blocks!.allSatisfy(\.isWellFormed) && RecordValidator.total(version.blocks!) == version.size))
             if !ok { refused.append("\(key): a version of \(version.id.rawValue.prefix(40)) at \(version.seq) refused: malformed") }
             return ok
         }
@@ -69,17 +83,6 @@ struct HistoryObject: Codable, Sendable {
             }
         }
         return history
-    }
-
-    /// The blocks' lengths added up, or nil if they overflow (a forged object).
-    private static func total(_ blocks: [BlockReference]) -> Int64? {
-        var total: Int64 = 0
-        for block in blocks {
-            let (sum, overflow) = total.addingReportingOverflow(block.length)
-            guard !overflow else { return nil }
-            total = sum
-        }
-        return total
     }
 
     private static func sanitized(_ entry: TrashEntry, in range: ClosedRange<UInt64>) throws(RecordError) -> TrashEntry {

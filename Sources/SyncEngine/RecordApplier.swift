@@ -121,6 +121,7 @@ struct RecordApplier {
             }
         }
         try settleDisplaced()
+        try take(merges: record, seq: seq)
         // A checkpoint's catch-up has no time: its deletes are found now.
         if keepsTrash { try trash.record(seq: seq, device: record.deviceName, time: record.time == 0 ? now : record.time, batch: record.batch, db) }
         try relocate(record.relocate ?? [], seq: seq)

@@ -69,7 +69,8 @@ extension SyncEngine {
             bytes = try await OffloadedWork.run { () throws in
                 let items = Dictionary(checkpoint.items.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
                 // Oldest first: the last of an id is its newest.
-                let newest = Dictionary(versions.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { _, later in later })
+                let newest = Dictionary(
+                    versions.enumerated().filter { $0.element.version.input == 0 }.map { ($0.element.id, $0.offset) }, uniquingKeysWith: { _, later in later })
                 let written = versions.enumerated().map { index, entry in
                     let current = newest[entry.id] == index && items[entry.id].map { $0.kind == .file && ($0.blocks ?? []).sameContent(as: entry.version.blocks) } == true
                     return HistoryObject.Version(id: entry.id, entry.version, inCheckpoint: current)

@@ -25,4 +25,21 @@ extension SyncEngine {
         try await syncNow()
         return try await settings()
     }
+
+    /// Turns merging of the named kinds (`MergeKinds.names`) on or off for every device:
+    /// committed with this device's next record, which this waits for.
+    public func setMerge(_ kinds: [String: Bool]) async throws(SyncError) -> ContainerSettings {
+        if readOnly { throw SyncError(code: .readOnly, message: "the mount is read-only: it commits nothing") }
+        if let unknown = kinds.keys.first(where: { !MergeKinds.names.contains($0) }) {
+            throw SyncError(code: .invalid, message: "no kind of merge is called \(unknown) (kinds: \(MergeKinds.names.joined(separator: ", ")))")
+        }
+        guard format.current >= 4 else {
+            throw SyncError(code: .invalid, message: "this container is format \(format.current): merging needs format 4 (a device of this version upgrades it at its next start)")
+        }
+        try await calls.write("cannot record the merge setting") { db in
+            try ContainerSettings.makePending(SettingsChange(merge: kinds), db)
+        }
+        try await syncNow()
+        return try await settings()
+    }
 }

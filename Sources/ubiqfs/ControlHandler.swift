@@ -83,6 +83,14 @@ struct ControlHandler {
             try trash(request, into: &response)
         case "retention":
             try await retention(request, into: &response)
+        case "merge":
+            do throws(SyncError) {
+                let settings = if let kinds = request.merge { try await sync.setMerge(kinds) } else { try await sync.settings() }
+                let kinds = settings.merging
+                response.merge = ["text": kinds.text, "sqlite": kinds.sqlite, "json": kinds.json]
+            } catch {
+                throw ControlFailure(error.message)
+            }
         case "gc":
             do throws(SyncError) {
                 let grace = request.graceSeconds.map { Duration.milliseconds(Int64(min(max($0, 0), 7 * 86400) * 1000)) }
@@ -112,11 +120,14 @@ struct ControlHandler {
             let ino = try item(request)
             if request.command == "restore" {
                 guard let version = request.version else { throw FileSystemError(.invalid, "restore needs a version") }
-                return try await core.restore(ino, version: version)
+                return try await core.restore(ino, version: version, input: request.input ?? 0)
             }
             let (versions, current) = try core.versions(ino)
             response.versions = versions.map {
-                VersionEntry(version: $0.seq, device: $0.device, time: Double($0.time) / 1e9, size: $0.size, current: $0.seq == current)
+                VersionEntry(
+                    version: $0.seq, device: $0.device, time: Double($0.time) / 1e9, size: $0.size, current: $0.input == 0 && $0.seq == current,
+                    input: $0.input > 0 ? $0.input : nil, mergedWith: $0.mergedWith, mergeKind: $0.mergeKind
+                )
             }
         } catch {
             throw ControlFailure(error.message)

@@ -16,6 +16,8 @@ struct ControlRequest: Codable {
     /// For `restore`: the journal sequence number of the version to bring back; for
     /// `trash-restore`, of the delete (nil: the newest at the path).
     var version: UInt64?
+    /// For `restore`: k > 0 restores version `version.k`, an edit a merge took in.
+    var input: Int?
     /// For `faults`: the new faults ("off" for none); nil only asks.
     var faults: String?
     /// For `remount`: read-only or read-write now.
@@ -32,6 +34,8 @@ struct ControlRequest: Codable {
     var newPassphrase: String?
     /// For `states`: only these items of the folder (nil: all of them).
     var names: [String]?
+    /// For `merge`: kinds turned on or off (`MergeKinds.names`); nil only asks.
+    var merge: [String: Bool]?
 
     init(
         command: String, wait: Bool? = nil, path: String? = nil, version: UInt64? = nil, faults: String? = nil, readOnly: Bool? = nil,
@@ -108,6 +112,11 @@ struct VersionEntry: Codable {
     var time: Double
     var size: Int64
     var current: Bool
+    /// k > 0: the k-th edit that the merge committed as `version` took in (`version.k`).
+    var input: Int?
+    /// On a merged version: the version it merged with, and how (`text`...).
+    var mergedWith: UInt64?
+    var mergeKind: String?
 }
 
 /// A coordinator table row with the item's path, for `ubiqfs locks`.

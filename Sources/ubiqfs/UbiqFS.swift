@@ -15,7 +15,7 @@ struct UbiqFS: ParsableCommand {
             PauseCommand.self, ResumeCommand.self, LocksCommand.self, FaultsCommand.self,
             PinCommand.self, UnpinCommand.self, EvictCommand.self, DownloadCommand.self, IgnoreCommand.self, UnignoreCommand.self,
             WatchCommand.self, VersionsCommand.self, RestoreCommand.self, DoctorCommand.self, ResetCommand.self,
-            RemountCommand.self, TrashCommand.self, RetentionCommand.self, GCCommand.self, PassphraseCommand.self,
+            RemountCommand.self, TrashCommand.self, RetentionCommand.self, MergeCommand.self, GCCommand.self, PassphraseCommand.self,
         ]
     )
 

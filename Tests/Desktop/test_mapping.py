@@ -131,9 +131,20 @@ class DialogRowTests(unittest.TestCase):
         self.assertIn("laptop", rows[0][0])
         self.assertIn("(current)", rows[0][0])
         self.assertIsNone(rows[0][1])
-        self.assertEqual(rows[1][1], 4)
+        self.assertEqual(rows[1][1], (4, 0))
         self.assertIn("10 bytes", rows[1][0])
         self.assertIn("2.0 KiB", rows[0][0])
+
+    def test_a_merges_inputs_are_restorable_by_number_and_input(self):
+        rows = dialogs.version_rows([
+            {"version": 9, "device": "laptop", "time": 1767225600, "size": 20, "current": False, "mergedWith": 8, "mergeKind": "text"},
+            {"version": 9, "device": "laptop", "time": 1767225500, "size": 12, "current": False, "input": 1},
+            {"version": 8, "device": "desk", "time": 1767225400, "size": 10, "current": True},
+        ])
+        self.assertEqual([row[1] for row in rows], [(9, 0), (9, 1), None])
+        self.assertIn("(merged)", rows[0][0])
+        self.assertIn("an edit merged into", rows[1][0])
+        self.assertNotIn("merged", rows[2][0])
 
     def test_trash_rows_name_what_to_restore(self):
         rows = dialogs.trash_rows([

@@ -20,15 +20,19 @@ LINK = "link"                           # CF "Format 3", Links: another name of 
 KNOWN_KINDS = {"file", "directory", "symlink", "fifo", "socket",
                "characterDevice", "blockDevice", LINK}
 DEVICE_KINDS = {"characterDevice", "blockDevice"}
-READ_FORMATS = (1, 2, 3)                # formats this reader understands
+READ_FORMATS = (1, 2, 3, 4)             # formats this reader understands
 THUMBNAIL_SIZES = (128, 256, 512, 1024)  # CF "Format 3", Thumbnails
 THUMBNAIL_MAX_BYTES = MIB               # a thumbnail's blocks, in all
 THUMBNAILS_MAX = 4
+MERGES_FROM = 4                         # CF "Format 4", Merges: records of format >= 4
+MAX_MERGE_INPUTS = 16                   # 1 to 16 inputs; an input k is 1 to 16
+MERGE_DEFAULTS = {"text": True, "sqlite": False, "json": False}  # CF "Settings: what merges"
 SCHEME = "ubiqfs-aes256gcm-1"
 FROM_CHECKPOINT = "(from a checkpoint)"  # CF "File versions"
 
 HEX32 = re.compile(r"[0-9a-f]{32}\Z")
 HEX64 = re.compile(r"[0-9a-f]{64}\Z")
+MERGE_KIND = re.compile(r"[a-z]{1,16}\Z")  # CF "Format 4": 1 to 16 lowercase ASCII letters
 SEQ_KEY = re.compile(r"[0-9]{20}\Z")
 HISTORY_KEY = re.compile(r"([0-9]{20})-([0-9]{20})\Z")
 

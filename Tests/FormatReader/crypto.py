@@ -155,7 +155,7 @@ def load_container(store, passphrase):
         raise Fatal("container.json refused: not a JSON object")
     fmt = info.get("format")
     if not is_int(fmt) or fmt not in READ_FORMATS:
-        raise Fatal("the container has format %r; this reader supports 1, 2 and 3" % fmt)
+        raise Fatal("the container has format %r; this reader supports 1 to 4" % fmt)
     if not (isinstance(info.get("id"), str) and HEX32.match(info["id"])):
         raise Fatal("container.json refused: malformed id")
     size = info.get("blockSize")

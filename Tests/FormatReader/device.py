@@ -28,9 +28,12 @@ class Device:
         self.kids = {"root": {}}   # parent id -> {name: id}, as shown here
         self.dirty = set()         # ids whose place here is a local change
         self.stepped = set()       # ids stepped aside in the current record
-        self.versions = {}         # id -> [version rows], oldest first
+        # id -> [version rows], oldest first (by seq, then input: CF "Format
+        # 4", a merge's input k is version N.k, listed after version N)
+        self.versions = {}
         self.trash = []            # entries, in the order they were recorded
-        self.settings = {"versions": DEFAULT_RETENTION, "trash": DEFAULT_RETENTION}
+        self.settings = {"versions": DEFAULT_RETENTION, "trash": DEFAULT_RETENTION,
+                         "merge": dict(MERGE_DEFAULTS)}
         # The root's mode, mtime and xattrs, once a record or checkpoint said them.
         self.root = None
         self.moved = {}            # (h, n, old pack) -> (pack, offset)
@@ -305,17 +308,46 @@ class Device:
 
     # -- versions (CF "File versions"; ARCH "Versions")
 
-    def record_version(self, snap, ctx):
-        """A file upsert whose blocks differ from its newest version's."""
+    @staticmethod
+    def newest_version(rows):
+        """The file's newest version (a merge's inputs are not: CF "Format
+        4", the upsert after a merge is compared with version N)."""
+        plain = [r for r in rows if r["input"] == 0]
+        return plain[-1] if plain else None
+
+    def record_version(self, snap, ctx, always=False):
+        """A file upsert whose blocks differ from its newest version's (or,
+        `always`, one that is the content of a merge).  Returns the row, or
+        None when the upsert is no version."""
         if snap["kind"] != "file":
-            return
+            return None
         rows = self.versions.setdefault(snap["id"], [])
-        if rows and content_key(rows[-1]["blocks"]) == content_key(snap["blocks"]):
-            return
+        newest = self.newest_version(rows)
+        if not always and newest is not None \
+                and content_key(newest["blocks"]) == content_key(snap["blocks"]):
+            return None
         when = snap["mtime"] if ctx[2] is None else ctx[2]
-        rows.append({"seq": ctx[0], "device": ctx[1], "time": when,
-                     "size": snap["size"], "mtime": snap["mtime"],
-                     "blocks": snap["blocks"]})
+        row = {"seq": ctx[0], "input": 0, "device": ctx[1], "time": when,
+               "size": snap["size"], "mtime": snap["mtime"],
+               "blocks": snap["blocks"]}
+        rows.append(row)
+        return row
+
+    def record_merge(self, snap, merge, ctx):
+        """CF "Format 4", Merges, Versions: the upsert's content is version N
+        of the file even when it equals the previous version's, marked
+        merged with `with`; the k-th input (from 1) is version N.k, with the
+        input's device, time, size, mtime and blocks."""
+        rows = self.versions.setdefault(snap["id"], [])
+        row = next((r for r in reversed(rows)
+                    if r["seq"] == ctx[0] and r["input"] == 0), None)
+        if row is None:
+            row = self.record_version(snap, ctx, always=True)
+        row["mergedWith"], row["mergeKind"] = merge["with"], merge["kind"]
+        for k, given in enumerate(merge["inputs"], 1):
+            rows.append({"seq": ctx[0], "input": k, "device": given["device"],
+                         "time": given["time"], "size": given["size"],
+                         "mtime": given["mtime"], "blocks": given["blocks"]})
 
     # -- trash (CF "The trash"; ARCH "Trash")
 
@@ -399,7 +431,15 @@ class Device:
     def prune(self, now):
         keep_versions = self.settings["versions"] * 1e9
         for rows in self.versions.values():
-            rows.sort(key=lambda r: r["seq"])
-            rows[:-1] = [r for r in rows[:-1] if now - r["time"] <= keep_versions]
+            rows.sort(key=lambda r: (r["seq"], r["input"]))
+            plain = [r for r in rows if r["input"] == 0]
+            kept = [r for r in plain[:-1] if now - r["time"] <= keep_versions]
+            kept += plain[-1:]
+            # CF "Format 4", Merges: inputs are kept and pruned with version
+            # N (by N's time, not their own); GUESS: an input whose version N
+            # is not there (refused in a history object) goes too.
+            seqs, kept = set(r["seq"] for r in kept), set(id(r) for r in kept)
+            rows[:] = [r for r in rows if id(r) in kept
+                       or (r["input"] > 0 and r["seq"] in seqs)]
         keep_trash = self.settings["trash"] * 1e9
         self.trash = [e for e in self.trash if now - e["time"] <= keep_trash]

@@ -16,7 +16,8 @@ def decode_checkpoint(obj, seq):
     if obj.get("seq") != seq or not is_int(obj.get("seq")) or seq >= (1 << 63) - 1:
         raise Undecodable("seq does not match its key")
     items = require(obj, "items", lambda v: isinstance(v, list), "checkpoint")
-    settings = {"versions": DEFAULT_RETENTION, "trash": DEFAULT_RETENTION}
+    settings = {"versions": DEFAULT_RETENTION, "trash": DEFAULT_RETENTION,
+                "merge": dict(MERGE_DEFAULTS)}
     if has(obj, "settings"):
         given = decode_settings(obj["settings"])
         if given is not None:       # black box: out of range refuses them only
@@ -31,6 +32,10 @@ def decode_history_version(v, first, last):
     for field, check in (("seq", is_int), ("id", lambda x: isinstance(x, str)),
                          ("device", lambda x: isinstance(x, str)), ("time", is_int)):
         require(v, field, check, "history version")
+    for field, check in (("input", is_int), ("mergedWith", is_int),
+                         ("mergeKind", lambda x: isinstance(x, str))):
+        if has(v, field):      # CF "Format 4": optional, of their types
+            require(v, field, check, "history version")
     if not first <= v["seq"] <= last:
         raise Refused("version outside the object's range")
     if not valid_id(v["id"]):
@@ -38,7 +43,27 @@ def decode_history_version(v, first, last):
     present = [has(v, f) for f in ("size", "mtime", "blocks")]
     if any(present) and not all(present):
         raise Refused("some but not all of size, mtime and blocks")
-    row = {"id": v["id"], "seq": v["seq"], "device": v["device"], "time": v["time"]}
+    row = {"id": v["id"], "seq": v["seq"], "input": 0, "device": v["device"],
+           "time": v["time"]}
+    # CF "Format 4", Merges: an input is listed with "input": k (absent: 0)
+    # and always with its content; a merged version carries "mergedWith" and
+    # "mergeKind".  An entry whose input is not 1 to 16 or whose mergedWith
+    # is not before its seq is refused alone; of another JSON type the object
+    # does not decode (as for the other fields here).  GUESS: an explicit
+    # "input": 0 is "not 1 to 16" (refused), and an input without content is
+    # refused alone (it cannot take the checkpoint's file's).
+    if has(v, "input"):
+        row["input"] = v["input"]
+        if not 1 <= row["input"] <= MAX_MERGE_INPUTS:
+            raise Refused("input not 1 to 16")
+        if not all(present):
+            raise Refused("an input without its content")
+    if has(v, "mergedWith"):
+        row["mergedWith"] = v["mergedWith"]
+        if not row["mergedWith"] < v["seq"]:
+            raise Refused("mergedWith not before its seq")
+    if has(v, "mergeKind"):
+        row["mergeKind"] = v["mergeKind"]
     if all(present):
         if not (is_int(v["size"]) and is_int(v["mtime"]) and isinstance(v["blocks"], list)):
             raise Undecodable("malformed version")

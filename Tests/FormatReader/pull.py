@@ -96,16 +96,21 @@ class Reader:
     def apply_record(self, seq, rec):
         ctx = (seq, rec["device"], rec["time"], rec["batch"])
         entries = []
+        upserted = {}        # file id -> its snapshot as this record's last upsert applied it
         for op in rec["ops"]:
             try:
                 if op["op"] == "upsert":
-                    self.device.upsert(validate_item(op["item"]), ctx)
+                    snap = validate_item(op["item"])
+                    self.device.upsert(snap, ctx)
+                    if snap["kind"] == "file":
+                        upserted[snap["id"]] = snap
                 else:
                     self.device.delete(op["id"], ctx, entries)
             except Refused as err:
                 self.warn("journal record %d: operation refused: %s" % (seq, err))
         self.device.finish_record()
         self.device.finish_trash(entries, rec["batch"])
+        self.take_merges(seq, rec["merges"], upserted, ctx)
         moves = [m for m in rec["moves"] if m is not None]
         if len(moves) != len(rec["moves"]):
             self.warn("journal record %d: a malformed move refused" % seq)
@@ -116,6 +121,28 @@ class Reader:
         elif rec["settings"]:
             self.device.settings.update(rec["settings"])
         self.take_root(seq, rec["root"])
+
+    def take_merges(self, seq, merges, upserted, ctx):
+        """CF "Format 4", Merges (after `ops`, before `relocate`: CF "A
+        reader's path", step 4): each merge checked alone, one that breaks a
+        rule dropped (logged) and the record still applied; the record must
+        carry an upsert of a file with that id (GUESS: one this device applied;
+        an upsert refused is none).  GUESS: a second merge of one file in a
+        record is dropped too (its inputs would be versions N.k again)."""
+        merged = set()
+        for merge in merges:
+            try:
+                merge = validate_merge(merge, seq)
+                if merge["id"] not in upserted:
+                    raise Refused("merge of %s: the record applies no upsert of such a file"
+                                  % merge["id"])
+                if merge["id"] in merged:
+                    raise Refused("a second merge of %s" % merge["id"])
+            except Refused as err:
+                self.warn("journal record %d: a merge refused: %s" % (seq, err))
+                continue
+            merged.add(merge["id"])
+            self.device.record_merge(upserted[merge["id"]], merge, ctx)
 
     def take_root(self, seq, root):
         """CF "The root's own attributes": from this record on; a fresh reader
@@ -184,7 +211,8 @@ class Reader:
 
     def add_history(self, history, after, by_id):
         """Versions that leave out size, mtime and blocks take them from the
-        checkpoint's file, or are dropped (CF "history/<first>-<last>")."""
+        checkpoint's file, or are dropped (CF "history/<first>-<last>").
+        CF "Format 4": an input (N.k) is its own row, after version N."""
         for row in history["versions"]:
             if row["seq"] <= after:
                 continue
@@ -199,10 +227,12 @@ class Reader:
                 row = dict(row, size=snap["size"], mtime=snap["mtime"],
                            blocks=snap["blocks"])
             rows = self.device.versions.setdefault(row["id"], [])
-            if all(r["seq"] != row["seq"] for r in rows):
-                rows.append({k: row[k] for k in ("seq", "device", "time", "size",
-                                                 "mtime", "blocks")})
-                rows.sort(key=lambda r: r["seq"])
+            if all((r["seq"], r["input"]) != (row["seq"], row["input"]) for r in rows):
+                rows.append({k: row[k] for k in ("seq", "input", "device", "time",
+                                                 "size", "mtime", "blocks",
+                                                 "mergedWith", "mergeKind")
+                             if k in row})
+                rows.sort(key=lambda r: (r["seq"], r["input"]))
         self.device.trash.extend(e for e in history["trash"] if e["seq"] > after)
 
     def catch_up(self, checkpoint, record_trash):

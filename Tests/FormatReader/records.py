@@ -275,8 +275,27 @@ def decode_settings(value):
             is_int(retention.get(f)) for f in ("versions", "trash")):
         raise Undecodable("malformed settings")
     out = {f: retention[f] for f in ("versions", "trash")}
+    merge = decode_merge_setting(value.get("merge"))
     if any(not 0 <= v <= MAX_RETENTION for v in out.values()):
         return None
+    out["merge"] = merge
+    return out
+
+
+def decode_merge_setting(value):
+    """CF "Format 4", Settings: what merges: `merge` {"text": bool, ...};
+    a kind left out takes its default, a kind not known is ignored, and the
+    object absent (every container before format 4) means the defaults.
+    GUESS: a known kind that is not a boolean, or a `merge` that is not an
+    object, makes the record undecodable ("as for any field")."""
+    out = dict(MERGE_DEFAULTS)
+    if value is None:
+        return out
+    if not isinstance(value, dict):
+        raise Undecodable("malformed merge settings")
+    for kind in MERGE_DEFAULTS:
+        if has(value, kind):
+            out[kind] = require(value, kind, lambda v: isinstance(v, bool), "merge settings")
     return out
 
 
@@ -319,6 +338,63 @@ def decode_move(move):
     return {k: move[k] for k in ("h", "n", "f", "p", "o")}
 
 
+def decode_merge(merge):
+    """CF "Format 4", Merges: {"id", "base", "with", "kind", "inputs":
+    [{"device", "time", "size", "mtime", "blocks"}]}.  A field of another
+    JSON type makes the record undecodable; GUESS: so does a missing one
+    (null is absent), as for an item's fields.  The rules come in
+    validate_merge."""
+    if not isinstance(merge, dict):
+        raise Undecodable("a merge is not an object")
+    is_str = lambda v: isinstance(v, str)
+    out = {"id": require(merge, "id", is_str, "merge"),
+           "base": require(merge, "base", is_int, "merge"),
+           "with": require(merge, "with", is_int, "merge"),
+           "kind": require(merge, "kind", is_str, "merge"),
+           "inputs": []}
+    for given in require(merge, "inputs", lambda v: isinstance(v, list), "merge"):
+        if not isinstance(given, dict):
+            raise Undecodable("a merge input is not an object")
+        one = {"device": require(given, "device", is_str, "merge input")}
+        for field in ("time", "size", "mtime"):
+            one[field] = require(given, field, is_int, "merge input")
+        blocks = require(given, "blocks", lambda v: isinstance(v, list), "merge input")
+        one["blocks"] = [decode_ref(ref) for ref in blocks]
+        out["inputs"].append(one)
+    return out
+
+
+def validate_merge(merge, seq):
+    """CF "Format 4", Merges: the rules of one merge, checked alone (Refused
+    drops it, the record still applies): `id` well formed and not the root;
+    1 <= base < with < the record's number; `kind` 1 to 16 lowercase ASCII
+    letters; 1 to 16 inputs, each with a `device` of 1 to 255 bytes, `time`
+    and `mtime` in the range of an mtime, `size` in range, well-formed
+    blocks adding up to `size`.  (That the record upserts a file with that
+    id is checked where the record is applied.)"""
+    if not valid_id(merge["id"]):
+        raise Refused("merge of a malformed id or root")
+    if not 1 <= merge["base"] < merge["with"] < seq:
+        raise Refused("merge of %s: not 1 <= base < with < %d" % (merge["id"], seq))
+    if not MERGE_KIND.match(merge["kind"]):
+        raise Refused("merge of %s: malformed kind" % merge["id"])
+    if not 1 <= len(merge["inputs"]) <= MAX_MERGE_INPUTS:
+        raise Refused("merge of %s: not 1 to 16 inputs" % merge["id"])
+    inputs = []
+    for given in merge["inputs"]:
+        if not 1 <= len(given["device"].encode("utf-8")) <= 255:
+            raise Refused("merge of %s: an input's device is not 1 to 255 bytes"
+                          % merge["id"])
+        if not (MTIME_LOW <= given["time"] <= MTIME_HIGH
+                and MTIME_LOW <= given["mtime"] <= MTIME_HIGH):
+            raise Refused("merge of %s: an input's time or mtime out of range"
+                          % merge["id"])
+        if not 0 <= given["size"] <= MAX_SIZE:
+            raise Refused("merge of %s: an input's size out of range" % merge["id"])
+        inputs.append(dict(given, blocks=validate_blocks(given["blocks"], given["size"])))
+    return dict(merge, inputs=inputs)
+
+
 def decode_record(rec):
     """A JournalRecord that is not a tombstone (CF "journal/<seq>")."""
     is_str = lambda v: isinstance(v, str)
@@ -338,6 +414,12 @@ def decode_record(rec):
            "ops": [decode_op(op) for op in rec["ops"]],
            "moves": [decode_move(m) for m in moves],
            "batch": rec.get("batch"), "settings": False, "root": False}
+    # CF "Format 4", Merges: `merges` in a record of format 3 or less is ignored.
+    out["merges"] = []
+    if has(rec, "merges") and rec["format"] >= MERGES_FROM:
+        if not isinstance(rec["merges"], list):
+            raise Undecodable("malformed merges")
+        out["merges"] = [decode_merge(m) for m in rec["merges"]]
     if has(rec, "settings"):
         out["settings"] = decode_settings(rec["settings"])
     if has(rec, "root"):

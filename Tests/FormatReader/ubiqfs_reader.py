@@ -137,6 +137,18 @@ def names_shown(device):
     return out
 
 
+def version_json(row):
+    """One version; CF "Format 4": `input` k for version N.k (k > 0 only),
+    `mergedWith` for a merged version (its kind is not printed)."""
+    out = {"seq": row["seq"], "device": row["device"], "time": row["time"],
+           "size": row["size"]}
+    if row["input"] > 0:
+        out["input"] = row["input"]
+    if "mergedWith" in row:
+        out["mergedWith"] = row["mergedWith"]
+    return out
+
+
 def trash_json(entry):
     path = entry["folder"] + [entry["items"][0]["name"]]
     return {"path": [encode_bytestring(n) for n in path], "seq": entry["seq"],
@@ -161,11 +173,12 @@ def report(reader, info, codec, now):
             digests[owner] = file_sha256(device, owner, snap, content, errors)
         items.append(item_json(path, snap, digests.get(owner), names[owner]))
         if snap["kind"] == "file":
-            # The versions are the item's: listed under each of its names.
-            rows = sorted(device.versions.get(owner, []), key=lambda r: -r["seq"])
-            versions.append({"path": items[-1]["path"], "versions": [
-                {"seq": r["seq"], "device": r["device"], "time": r["time"],
-                 "size": r["size"]} for r in rows]})
+            # The versions are the item's: listed under each of its names,
+            # newest first; CF "Format 4": a merge's inputs after version N.
+            rows = sorted(device.versions.get(owner, []),
+                          key=lambda r: (-r["seq"], r["input"]))
+            versions.append({"path": items[-1]["path"],
+                             "versions": [version_json(r) for r in rows]})
     # SEM "The trash": entries not all of whose items are live, newest first
     # GUESS (black box): within one seq, by the deleted item's id
     listed = [e for e in device.trash

@@ -277,6 +277,43 @@ import Testing
             test "$(\(bin) versions \(a)/essay.txt | grep -c '^[0-9]')" = 3
             fails \(bin) restore \(a)/essay.txt --version 999999 2>err.txt
             grep -q 'no version 999999' err.txt
+            fails \(bin) restore \(a)/essay.txt --version 1.2.3 2>err.txt
+            grep -q 'takes N or N.K' err.txt
+            # A merge another device committed (format 4, a record written by hand): the edit
+            # it took in is version N.1, listed after it and restorable.
+            id=$(getfattr --only-values -n user.ubiqfs.id \(a)/essay.txt)
+            read with base <<< "$(\(bin) versions \(a)/essay.txt | grep '^[0-9]' | head -n 2 | cut -d' ' -f1 | tr '\\n' ' ')"
+            python3 - "\(fixture.store)/default/journal" "$id" "$base" "$with" <<'EOF'
+            import base64, hashlib, json, os, sys, time
+            journal, item, base, with_ = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+            last = max(os.listdir(journal))
+            previous = open(os.path.join(journal, last), "rb").read()
+            def blocks(text):
+                data = text.encode()
+                return [{"h": hashlib.sha256(data).hexdigest(), "n": len(data), "d": base64.b64encode(data).decode()}]
+            merged, mine = "first\\nmerged\\n", "first\\nfrom the laptop\\n"
+            now = time.time_ns()
+            record = {"format": 4, "device": "laptopid", "deviceName": "laptop", "commit": os.urandom(16).hex(), "time": now,
+                      "ops": [{"op": "upsert", "item": {"id": item, "parent": "root", "name": "essay.txt", "kind": "file", "mode": 420,
+                                                        "mtime": now, "size": len(merged), "blocks": blocks(merged)}}],
+                      "merges": [{"id": item, "base": base, "with": with_, "kind": "text",
+                                  "inputs": [{"device": "laptop", "time": now, "size": len(mine), "mtime": now, "blocks": blocks(mine)}]}],
+                      "prev": hashlib.sha256(previous).hexdigest()}
+            # Whole or not at all, as a store's put-if-absent: a reader never sees half of it.
+            with open("record.tmp", "w") as out:
+                json.dump(record, out)
+            os.link("record.tmp", os.path.join(journal, "%020d" % (int(last) + 1)))
+            EOF
+            \(bin) sync --wait \(a)
+            waitfor '[ "$(cat \(a)/essay.txt)" = "$(printf "first\\nmerged")" ]'
+            \(bin) versions \(a)/essay.txt > merged.txt
+            grep -q "(current; merged: text of $with and the edits below)" merged.txt
+            grep -E "^[0-9]+\\.1 .*laptop  \\(an edit merged into [0-9]+\\)" merged.txt
+            input=$(grep -oE '^[0-9]+\\.1' merged.txt)
+            \(bin) restore \(a)/essay.txt --version "$input"
+            test "$(cat \(a)/essay.txt)" = "$(printf "first\\nfrom the laptop")"
+            \(bin) sync --wait \(a)
+            \(bin) versions \(a)/essay.txt --json | python3 -c 'import json, sys; v = json.load(sys.stdin); assert [e.get("input") for e in v][:3] == [None, None, 1], v'
             # A name that is not UTF-8 (Latin-1 "café"), given relative to the folder.
             latin1=$(printf 'caf\\351.txt')
             echo one > "\(a)/$latin1" && \(bin) sync --wait \(a)
@@ -315,6 +352,13 @@ import Testing
             waitfor '\(bin) retention \(b) | grep -q "versions: 7 days"'
             fails \(bin) retention \(a) --versions=-1 2>err.txt
             grep -q '0 to 36525 days' err.txt
+            # So is what merges.
+            \(bin) merge \(b) > kinds.txt
+            test "$(cat kinds.txt)" = "$(printf 'text: on\\nsqlite: off\\njson: off')"
+            \(bin) merge \(a) --json on --text off | grep -q 'json: on'
+            waitfor '\(bin) merge \(b) | grep -q "text: off"'
+            \(bin) merge \(b) | grep -q 'json: on'
+            fails \(bin) merge \(a) --json maybe 2>err.txt
             """)
     }
 
@@ -394,7 +438,7 @@ import Testing
         try await fixture.unmount(a)
         let upgraded = try await fixture.mount("a")
         try await fixture.sh("""
-            grep -q '"format":3' \(container)/container.json
+            grep -q '"format":4' \(container)/container.json
             test "$(cat \(upgraded)/kept.txt)" = one
             echo two > \(upgraded)/kept.txt && mv \(upgraded)/docs \(upgraded)/papers
             \(bin) sync --wait \(upgraded)

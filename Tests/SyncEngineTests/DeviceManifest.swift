@@ -73,7 +73,10 @@ enum DeviceManifest {
             case .file:
                 item["sha256"] = try await contentHash(device, ino, size: entry.attributes.size)
                 for version in try device.core.versions(ino).versions {
-                    lines.versions.append(canonical(["path": here, "seq": Int64(version.seq), "device": version.device, "time": version.time, "size": version.size]))
+                    var line: [String: Any] = ["path": here, "seq": Int64(version.seq), "device": version.device, "time": version.time, "size": version.size]
+                    if version.input > 0 { line["input"] = version.input }
+                    if let with = version.mergedWith { line["mergedWith"] = Int64(with) }
+                    lines.versions.append(canonical(line))
                 }
             case .symlink:
                 item["target"] = byteString(try device.core.readlink(ino))

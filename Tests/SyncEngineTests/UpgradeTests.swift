@@ -27,8 +27,8 @@ import Testing
         return try RecordCodec.decode(JournalRecord.self, from: bytes)
     }
 
-    /// The containers an earlier release made: format 1, format 2, format 2 encrypted.
-    static let origins: [(format: Int, encrypted: Bool)] = [(1, false), (2, false), (2, true)]
+    /// The containers earlier releases made: formats 1, 2 and 3, plain and encrypted.
+    static let origins: [(format: Int, encrypted: Bool)] = [(1, false), (2, false), (2, true), (3, false), (3, true)]
 
     static func configuration(newest: Int, encrypted: Bool) -> SyncConfiguration {
         var configuration = encrypted ? EncryptionTests.configuration(encrypt: true) : CollectionTests.formatTwo(grace: .milliseconds(50))
@@ -57,6 +57,8 @@ import Testing
         try await a.sync()
         try await oldDevice.sync()
         #expect(try await Self.info(store).format == from)
+        // What merges is format 4's setting: an older container's is not changed.
+        await #expect(throws: SyncError.self) { _ = try await a.engine.setMerge(["text": false]) }
 
         // b reads the current format: it upgrades the container, and its first record says so.
         let b = try await TestDevice(store: store, name: "b", configuration: new)
@@ -97,7 +99,11 @@ import Testing
         _ = try await b.engine.setRetention(versions: 0, trash: 0)
         let report = try await b.engine.collect(grace: .milliseconds(50))
         #expect(report.deleted >= 2, "\(report)")
+        // The new format's setting is every device's.
+        #expect(try await b.engine.setMerge(["json": true, "text": false]).merging == MergeKinds(text: false, sqlite: false, json: true))
+        await #expect(throws: SyncError.self) { _ = try await b.engine.setMerge(["video": true]) }
         let fresh = try await TestDevice(store: store, name: "fresh", configuration: new)
+        #expect(try await fresh.engine.settings().merging == MergeKinds(text: false, sqlite: false, json: true))
         #expect(try await fresh.tree() == b.tree())
         #expect(fresh.inode("small-link.txt") == fresh.inode("d/small.txt"))
         #expect(try await fresh.readBytes("f.bin") == CollectionTests.content(2))

@@ -119,14 +119,19 @@ def _call(where, command, timeout=30.0, about_it=False, **fields):
 
 
 def versions(path):
-    """Newest first: dicts with version, device, time, size, current."""
+    """Newest first: dicts with version, device, time, size, current (and input,
+    mergedWith for merges and the edits they took in)."""
     reply, _, _ = _call(path, "versions", about_it=True)
     return reply.get("versions") or []
 
 
-def restore(path, version):
-    """Makes version `version` the file's content again (a new version, history kept)."""
-    _call(path, "restore", about_it=True, version=int(version))
+def restore(path, version, input=0):
+    """Makes version `version` (`version.input` for an edit a merge took in) the file's
+    content again (a new version, history kept)."""
+    fields = {"version": int(version)}
+    if input:
+        fields["input"] = int(input)
+    _call(path, "restore", about_it=True, **fields)
 
 
 def sync_now(path):

@@ -22,11 +22,16 @@ def _size(count):
 
 
 def version_rows(versions):
-    """(text, version number or None for the current one) per version, newest first."""
+    """(text, (version number, input) or None for the current one) per version, newest
+    first; a merge's inputs (input > 0, the edits it took in) follow it."""
     rows = []
     for v in versions:
         text = f"{_when(v['time'])}  ·  {v['device']}  ·  {_size(v['size'])}"
-        rows.append((text + ("  (current)" if v.get("current") else ""), None if v.get("current") else v["version"]))
+        if v.get("mergedWith"):
+            text += "  (merged)"
+        if v.get("input"):
+            text += "  (an edit merged into the version above)"
+        rows.append((text + ("  (current)" if v.get("current") else ""), None if v.get("current") else (v["version"], v.get("input") or 0)))
     return rows
 
 
@@ -124,7 +129,7 @@ def run(kind, path):
                 version = selected()
                 if version is None:
                     message.set_text("Choose an earlier version: the selected one is the current one.")
-                elif attempt(lambda: actions.restore(path, version)):
+                elif attempt(lambda: actions.restore(path, *version)):
                     attempt(lambda: fill(version_rows(actions.versions(path)), ""))
                     message.set_text(f"Restored; {name} has that content again.")
             button("Restore", restore)
