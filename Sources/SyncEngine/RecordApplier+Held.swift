@@ -16,6 +16,9 @@ extension RecordApplier {
         guard let writer = try Self.blockingWriter(operation, db, activity) ?? earlier?.waitingFor else { return false }
         let change = HeldChange(seq: seq, operation: operation, device: committer.device, time: committer.time, waitingFor: writer)
         try HeldChanges.hold(change, db)
+        // A version of the file whatever this device does with it (a later change may
+        // replace the held one before it lands).
+        if case .upsert(let item) = operation { try recordVersion(item, seq: seq) }
         outcome.held[change.itemID] = change
         if let row = try ItemRow.find(id: operation.itemID, db) {
             note(.held, row.inode, detail: "the change of journal \(seq) waits until \(writer) is closed here")

@@ -180,6 +180,16 @@ struct RecordApplier {
 
     // MARK: Upsert
 
+    /// The upsert's content as a version of its file (`FileVersions`), if it is new.
+    func recordVersion(_ item: ItemSnapshot, seq: UInt64) throws {
+        // A checkpoint does not say who committed each item, nor when: its mtime stands in.
+        let fromCheckpoint = committer.time == 0
+        try FileVersions.record(
+            item, seq: seq, device: fromCheckpoint ? "(from a checkpoint)" : committer.device,
+            time: fromCheckpoint ? item.mtime : committer.time, db
+        )
+    }
+
     mutating func upsert(_ item: ItemSnapshot, seq: UInt64, own: Bool) throws {
         if !own { outcome.changedItems.append(item.id) }
         let base = try BaseSnapshots.find(item.id, db)
@@ -207,12 +217,7 @@ struct RecordApplier {
         }
         if item.kind == .link, try !acceptsLink(item, existing: existing, seq: seq) { return }
         try BaseSnapshots.set(item, seq: seq, db)
-        // A checkpoint does not say who committed each item, nor when: its mtime stands in.
-        let fromCheckpoint = committer.time == 0
-        try FileVersions.record(
-            item, seq: seq, device: fromCheckpoint ? "(from a checkpoint)" : committer.device,
-            time: fromCheckpoint ? item.mtime : committer.time, db
-        )
+        try recordVersion(item, seq: seq)
         guard var row = existing else {
             try insert(item, parent: parent, seq: seq)
             return

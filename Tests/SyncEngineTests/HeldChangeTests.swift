@@ -112,6 +112,28 @@ import Testing
         await restarted.shutdown()
     }
 
+    /// Versions are the file's whatever this device does with its content: a held change
+    /// that a later one replaces is still a version here, as on every other device.
+    @Test func aHeldChangeThatALaterOneReplacesIsStillAVersion() async throws {
+        let store = InMemoryStore()
+        let (a, b, writer) = try await devicesWithAWriter(store)
+        for version in ["v2", "v3"] {
+            try await a.write("log.txt", version)
+            try await a.sync()
+            try await b.sync()
+        }
+        func versions(_ device: TestDevice) throws -> [String] {
+            try device.core.versions(try #require(device.inode("log.txt"))).versions.map { "\($0.seq) \($0.size)" }
+        }
+        #expect(try versions(b) == versions(a))
+        b.core.release(handle: writer)
+        try await b.sync()
+        #expect(try await b.read("log.txt") == "v3")
+        #expect(try versions(b) == versions(a))
+        await a.shutdown()
+        await b.shutdown()
+    }
+
     @Test func aLaterChangeReplacesAHeldOneAndADeleteWaitsToo() async throws {
         let store = InMemoryStore()
         let (a, b, writer) = try await devicesWithAWriter(store)
