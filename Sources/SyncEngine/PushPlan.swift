@@ -120,7 +120,8 @@ struct PushPlan: Sendable {
     /// upsert brings the change of the item that holds its name there (renamed away or
     /// deleted, maybe further on in the order: else two items would have one name) and of
     /// its changed folders above it (moved, or never committed); a folder's delete brings
-    /// the changes of what was in it. The chains are as long as the renames that made them,
+    /// the changes of what was in it, and a link's delete the move of its item into its
+    /// place. The chains are as long as the renames that made them,
     /// so a record stays near `maxOperationsPerRecord`. A held-back file may come along:
     /// `make` then sends its new name with its committed content.
     static func withDependencies(_ chosen: [ItemRow], _ db: Database) throws -> (ordered: [ItemRow], settled: [Inode]) {
@@ -142,6 +143,14 @@ struct PushPlan: Sendable {
             let row = rows[next]
             next += 1
             if row.deleted {
+                // A link whose item took its place (the item's own name removed here): the
+                // move goes with the delete. Alone in a later record it reads as an edit
+                // (`RecordApplier.isNameRemoval` looks in the record for the link's delete),
+                // and brings back the item on a device that removed every name.
+                if let id = row.linkedItem, let item = try ItemRow.find(id: id, db), !item.deleted,
+                   item.parent == row.parent, item.itemName == row.itemName {
+                    include(item)
+                }
                 guard row.itemKind == .directory else { continue }
                 for child in try BaseSnapshots.children(of: row.itemID, db) { include(try ItemRow.find(id: child, db)) }
                 continue
