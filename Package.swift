@@ -64,7 +64,7 @@ let package = Package(
         .target(
             name: "SyncEngine",
             dependencies: [
-                "ItemModel", "Inodes", "ContainerStore", "ContainerCrypto", "MetadataStore", "ContentCache", "FileCoordinator",
+                "ItemModel", "Inodes", "ContainerStore", "ContainerCrypto", "MetadataStore", "ContentCache", "FileCoordinator", "Merging",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]

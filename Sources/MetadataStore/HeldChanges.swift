@@ -25,6 +25,15 @@ public struct HeldChange: Sendable, Equatable {
     }
 
     public var itemID: ItemID { operation.itemID }
+
+    /// `waitingFor` of a change held for a merge with this device's edit (format 4), not
+    /// for a writer: a NUL (which no path holds), then the file's path.
+    public static func waitingForMerge(of path: String) -> String { "\u{0}" + path }
+
+    public var isMerge: Bool { waitingFor.hasPrefix("\u{0}") }
+
+    /// The path of the file the change waits for (its writer's, or the merge's).
+    public var path: String { isMerge ? String(waitingFor.dropFirst()) : waitingFor }
 }
 
 /// Access to the `held` table (one row per item with a held change).

@@ -215,6 +215,10 @@ public final class MetadataStore: Sendable {
                     size INTEGER NOT NULL, mtime INTEGER NOT NULL, blocks BLOB NOT NULL, PRIMARY KEY(id, seq, input));
                 """)
         }
+        migrator.registerMigration("v18: pending merges") { db in
+            // Merges made here until a record carries them (`PendingMerges`).
+            try db.execute(sql: "CREATE TABLE merge_pending(id TEXT PRIMARY KEY NOT NULL, note BLOB NOT NULL, merged TEXT NOT NULL)")
+        }
         return migrator
     }
 

@@ -11,6 +11,8 @@ struct ApplyOutcome: Sendable {
     /// file's mtime, which `stat` shows for a local file, follows.
     var mtimes: [(ino: Inode, mtime: Int64)] = []
     var conflicts: [String] = []
+    /// Merges of another device's version with the edit made here (`SyncEngine+Merge`).
+    var merges: [String] = []
     var refused: [String] = []
     /// Files that are placeholders because of this record (new, or changed elsewhere): pinned ones are prefetched.
     var placeholders: [Inode] = []

@@ -5,8 +5,11 @@ import Foundation
 public struct ChangeEvent: Sendable, Codable, Equatable {
     public enum Kind: String, Sendable, Codable {
         case created, modified, moved, deleted, conflict, downloaded, evicted, uploaded
-        /// Another device's change waits until a file open for writing here is closed.
+        /// Another device's change waits until a file open for writing here is closed, or
+        /// until it is merged with the edit made here.
         case held
+        /// Another device's version and the edit made here were merged into the file.
+        case merged
     }
 
     /// Which side made the change: a program on this device, or a commit from another.

@@ -47,7 +47,7 @@ struct Collector {
             for entry in try TrashEntries.all(db) {
                 for item in entry.items { add(item.namedBlocks, to: \.trash) }
             }
-            for blocks in try FileVersions.allBlocks(db) { add(blocks, to: \.history) }
+            for blocks in try FileVersions.allBlocks(db) + PendingMerges.allBlocks(db) { add(blocks, to: \.history) }
             return mark
         }
     }

@@ -11,9 +11,9 @@ extension RecordApplier {
     /// written (`blockingWriter`), or that has a change held already (the newer one replaces
     /// it): the rest of the record goes on. True if held.
     mutating func hold(_ operation: JournalOperation, seq: UInt64) throws -> Bool {
-        guard mayHold else { return false }
-        let earlier = try HeldChanges.find(operation.itemID, db)
-        guard let writer = try Self.blockingWriter(operation, db, activity) ?? earlier?.waitingFor else { return false }
+        let earlier = mayHold ? try HeldChanges.find(operation.itemID, db) : nil
+        let blocking = mayHold ? try Self.blockingWriter(operation, db, activity) : nil
+        guard let writer = try blocking ?? earlier?.waitingFor ?? mergeWait(operation) else { return false }
         let change = HeldChange(seq: seq, operation: operation, device: committer.device, time: committer.time, waitingFor: writer)
         try HeldChanges.hold(change, db)
         // A version of the file whatever this device does with it (a later change may
@@ -21,7 +21,8 @@ extension RecordApplier {
         if case .upsert(let item) = operation { try recordVersion(item, seq: seq) }
         outcome.held[change.itemID] = change
         if let row = try ItemRow.find(id: operation.itemID, db) {
-            note(.held, row.inode, detail: "the change of journal \(seq) waits until \(writer) is closed here")
+            note(.held, row.inode, detail: change.isMerge ? "the change of journal \(seq) waits to merge with the edit here"
+                : "the change of journal \(seq) waits until \(writer) is closed here")
         }
         return true
     }
@@ -53,6 +54,8 @@ extension RecordApplier {
     /// written (changed here otherwise, the delete alone would not wait; released, it would
     /// drop that version and push the item with this device's older content).
     static func stillHeld(_ change: HeldChange, _ db: Database, _ activity: any LocalActivity) throws -> Bool {
+        // The merge job settles these (`SyncEngine.settleMerges`).
+        if change.isMerge { return true }
         if try blockingWriter(change.operation, db, activity) != nil { return true }
         guard case .delete(let id) = change.operation, let row = try ItemRow.find(id: id, db), !row.deleted,
               row.itemKind == .file else { return false }

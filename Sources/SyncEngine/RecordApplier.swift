@@ -48,6 +48,13 @@ struct RecordApplier {
     var keepsTrash = true
     /// The SHA-256 of the record's bytes as stored (`SettingKey.lastRecordHash`).
     var recordHash: String?
+    /// The kinds of file that merge (format 4 and later; nil: none), for `mergeWait`.
+    var merging: MergeKinds?
+    /// Set while applying a change a merge took in (`applyMerged`): this device's edit, now
+    /// the merged content, stays the file's content to be pushed; no conflict copy.
+    var mergedContent: (size: Int64, mtime: Int64)?
+    /// Why a change held for a merge was not merged, said with the conflict it makes.
+    var notMerged: String?
 
     /// An event whose path is resolved once the whole record is applied (a later
     /// operation of the record may move the item's folder).
@@ -226,6 +233,14 @@ struct RecordApplier {
         let localFlags = row.dirtyFlags
         let contentChanged = item.kind == .file && !(item.blocks ?? []).sameContent(as: base?.blocks ?? row.blockList)
         if own { return try settleOwn(&row, item, parent: parent, seq: seq) }
+        if let mergedContent, localFlags.contains(.content) {
+            try merge(&row, item, base: base, parent: parent, contentChanged: false)
+            (row.size, row.mtime) = mergedContent
+            row.baseSeq = Int64(seq)
+            try row.update(db)
+            outcome.invalidations.append(.inode(row.inode, data: true))
+            return
+        }
         if localFlags.contains(.content) && contentChanged {
             return try splitConflict(&row, remote: item, base: base, parent: parent, seq: seq)
         }
@@ -447,6 +462,7 @@ struct RecordApplier {
         outcome.invalidations.append(.entry(parent: copyParent, name: copyName.bytes))
         outcome.invalidations.append(.inode(row.inode, data: false))
         let message = "\(originalName): edited here and on another device; this device's version is now \(copyName)"
+            + (notMerged.map { " (not merged: \($0))" } ?? "")
         outcome.conflicts.append(message)
         try insert(remote, parent: parent, seq: seq)
         note(.conflict, row.inode, path: originalPath, detail: message)

@@ -112,8 +112,10 @@ extension SyncEngine {
                 // record must not replace it ("applied ... when the file is closed").
                 try await settleHeld()
                 try await pull()
-                // Changes held for a writer that has closed since.
+                // Changes held for a writer that has closed since, then those held for a
+                // merge with an edit here (pushed in this round).
                 try await settleHeld()
+                try await settleMerges()
                 if mode == .pullOnly || readOnly { break cycleRounds }
                 // The changes that made a push due go in the first round; after that, and in
                 // a poll's every round, changes wait if a new burst has started meanwhile.

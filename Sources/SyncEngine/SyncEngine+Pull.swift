@@ -129,12 +129,15 @@ extension SyncEngine {
     ) async throws(SyncError) {
         let leases = try await leases(on: record.ops, "sync: apply journal \(seq)")
         let (device, activity, watched, resurrected) = (self.device, self.activity, feed.isWatched, self.resurrected)
+        // A read-only mount puts nothing in the store, an edit's content neither.
+        let mayMerge = format.current >= 4 && !readOnly
         let outcome: ApplyOutcome
         do {
             outcome = try await metadata.write { db in
                 var applier = RecordApplier(
                     db: db, device: device, activity: activity, now: Timestamp.now(), watched: watched, resurrected: resurrected
                 )
+                applier.merging = mayMerge ? try ContainerSettings.current(db).merging : nil
                 applier.keepsTrash = keepsTrash
                 applier.recordHash = hash
                 try prelude?(db)
@@ -208,6 +211,7 @@ extension SyncEngine {
             remember(conflict, in: &conflicts)
             conflictListener.report(conflict)
         }
+        for merge in outcome.merges { remember(merge, in: &merges) }
         for refusal in outcome.refused {
             logger.error("refused from the store: \(refusal)")
             remember(refusal, in: &errors)

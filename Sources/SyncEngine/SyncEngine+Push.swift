@@ -54,6 +54,7 @@ extension SyncEngine {
         record.root = root?.attributes
         record.batch = pushOrder?.batch
         if record.format >= 2 { record.prev = try await lastRecordHash() }
+        if record.format >= 4 { record.merges = try await mergesToCommit(plan) }
         let bytes = try fitting(&plan, into: &record, seq: seq)
         let key = ContainerLayout.journalKey(seq)
         // Rule W: the listing of what collectors condemned is at most a quarter of the
@@ -110,6 +111,9 @@ extension SyncEngine {
         logger.info("a record of \(plan.entries.count) changes is cut to \(count); the rest goes next")
         plan.entries = Array(plan.entries.prefix(count))
         record.ops = plan.operations
+        let carried = Set(plan.entries.map(\.itemID))
+        record.merges = record.merges?.filter { carried.contains($0.id) }
+        if record.merges?.isEmpty == true { record.merges = nil }
         pushOrder = nil
     }
 
@@ -270,6 +274,7 @@ extension SyncEngine {
             // Only what the record carries: a record cut to fit leaves the rest waiting.
             let carried = Set(plan.entries.map(\.itemID))
             for id in plan.pictured where carried.contains(id) { try MadeThumbnails.remove(id, db) }
+            try Self.committedMerges(record, plan, seq: seq, device: deviceName, db)
             try trash.record(seq: seq, device: deviceName, time: time, batch: batch, db)
             try settings?.makeCurrent(db)
             if let root = record.root, let changeGen = plan.rootChangeGen { try RootState.committed(root, changeGen: changeGen, db) }

@@ -62,6 +62,8 @@ public actor SyncEngine {
     var lastError: String?
     var lastSync: Date?
     var conflicts: [String] = []
+    /// The last merges of another device's version with an edit made here.
+    var merges: [String] = []
     var errors: [String] = []
     var loop: Task<Void, Never>?
     /// Removes deleted files' content once their delete is on disk (`removeDurablyDeletedContent`).
@@ -282,11 +284,15 @@ public actor SyncEngine {
             state: paused ? "paused" : (reachability.isOnline ? "online" : "offline"),
             store: store.displayName, device: device.name, lastSeq: lastSeq, pendingItems: pending,
             downloading: await downloads.activeCount, lastSync: lastSync?.timeIntervalSince1970, lastError: lastError,
-            held: held.values.sorted { $0.seq < $1.seq }.map { "\($0.waitingFor): the change of journal \($0.seq) waits until it is closed here" },
+            held: held.values.sorted { $0.seq < $1.seq }.map {
+                $0.isMerge ? "\($0.path): the change of journal \($0.seq) waits to merge with the edit here"
+                    : "\($0.path): the change of journal \($0.seq) waits until it is closed here"
+            },
             heldBack: waiting, readOnly: readOnly, pendingFiles: content.files, pendingBytes: content.bytes, ignoredItems: ignored,
             thumbnailsInstalled: thumbnails.0, thumbnailsToSend: thumbnails.1,
             uploads: gates.upload.snapshot, downloads: gates.download.snapshot,
-            collection: await lastCollection(), transfers: await fileTransfers(), conflicts: conflicts, errors: errors
+            collection: await lastCollection(), transfers: await fileTransfers(), conflicts: conflicts, errors: errors,
+            merges: merges.isEmpty ? nil : merges
         )
     }
 

@@ -34,6 +34,8 @@ public struct SyncStatus: Sendable, Codable {
     public var transfers: [FileTransfer]?
     public var conflicts: [String]
     public var errors: [String]
+    /// The last 50 merges of another device's version with an edit made here.
+    public var merges: [String]?
 }
 
 /// One file's transfer in flight: its path in the mount, which way, and how far.

@@ -73,6 +73,7 @@ struct StatusCommand: ParsableCommand {
         if status.readOnly == true { print("  read-only:       other devices' changes arrive; nothing here is written or pushed") }
         if let waiting = status.heldBack, waiting > 0 { print("  held back:       \(waiting) local changes, pushed once the held changes land") }
         for conflict in status.conflicts.suffix(10) { print("  conflict:        \(conflict)") }
+        for merge in (status.merges ?? []).suffix(10) { print("  merged:          \(merge)") }
         for error in status.errors.suffix(5) where error != status.lastError { print("  error:           \(error)") }
     }
 

@@ -123,6 +123,10 @@ final class SoakBatch {
             models.append(DeviceModel())
             windowTouched.append([])
         }
+        // The model predicts conflict copies, not merges (issue 40: it does not know the
+        // contents each side had); every device follows the container's setting.
+        _ = try await devices[0].engine.setMerge(["text": false])
+        for device in devices.dropFirst() { try await device.sync() }
     }
 
     var online: [Int] { devices.indices.filter { !models[$0].offline } }
