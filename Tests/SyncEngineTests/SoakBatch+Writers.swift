@@ -77,6 +77,16 @@ extension SoakBatch {
         return result
     }
 
+    /// The local changes each online device holds back for a held change (`SyncEngine.heldBack`).
+    func heldBackChanges() async throws -> [Int: Set<String>] {
+        var result: [Int: Set<String>] = [:]
+        for index in online {
+            let waiting = try await devices[index].engine.heldBack().map(\.rawValue)
+            if !waiting.isEmpty { result[index] = Set(waiting) }
+        }
+        return result
+    }
+
     /// The files whose content this device changed and that a held change keeps back
     /// (`HeldScope`; among `waiting`, from `heldItems`): still not pushed at the end of the
     /// round, so still its pending edits in the next (`expectedCopies`, no lost write).
