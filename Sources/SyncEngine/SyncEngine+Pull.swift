@@ -209,9 +209,12 @@ extension SyncEngine {
         for conflict in outcome.conflicts {
             logger.warning("conflict: \(conflict)")
             remember(conflict, in: &conflicts)
-            conflictListener.report(conflict)
+            conflictListener.report(.conflict, conflict)
         }
-        for merge in outcome.merges { remember(merge, in: &merges) }
+        for merge in outcome.merges {
+            remember(merge, in: &merges)
+            conflictListener.report(.merged, merge)
+        }
         for refusal in outcome.refused {
             logger.error("refused from the store: \(refusal)")
             remember(refusal, in: &errors)

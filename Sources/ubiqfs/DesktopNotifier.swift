@@ -5,7 +5,7 @@ import Synchronization
 import SyncEngine
 
 /// Desktop notifications (freedesktop, sent with `notify-send`) for what a person should
-/// hear of without watching: a conflict copy made, the store unreachable for a while, the
+/// hear of without watching: a conflict copy made, two devices' edits merged, the store unreachable for a while, the
 /// cache budget evicting files opened lately. A burst becomes one notification. Off with
 /// `--no-notify`, and off by itself where there is no desktop session bus.
 final class DesktopNotifier: Sendable {
@@ -26,6 +26,7 @@ final class DesktopNotifier: Sendable {
 
     private struct State {
         var conflicts: [String] = []
+        var merged: [String] = []
         var evicted: [String] = []
         var flushScheduled = false
         var offlineSince: ContinuousClock.Instant?
@@ -65,10 +66,13 @@ final class DesktopNotifier: Sendable {
         return FileManager.default.fileExists(atPath: String(path))
     }
 
-    /// Hears of conflicts and watches whether the store answers.
+    /// Hears of conflicts and merges, and watches whether the store answers.
     func start(conflicts: ConflictListener, storeIsOnline: @escaping @Sendable () -> Bool) {
-        conflicts.set { [weak self] message in
-            self?.gathered { $0.conflicts.append(message) }
+        conflicts.set { [weak self] kind, message in
+            switch kind {
+            case .conflict: self?.gathered { $0.conflicts.append(message) }
+            case .merged: self?.gathered { $0.merged.append(message) }
+            }
         }
         let thread = Thread { [weak self] in
             while let self, !self.state.withLock({ $0.stopped }) {
@@ -102,13 +106,17 @@ final class DesktopNotifier: Sendable {
     }
 
     private func flush() {
-        let (conflicts, evicted) = state.withLock { state in
-            defer { (state.conflicts, state.evicted, state.flushScheduled) = ([], [], false) }
-            return (state.conflicts, state.evicted)
+        let (conflicts, merged, evicted) = state.withLock { state in
+            defer { (state.conflicts, state.merged, state.evicted, state.flushScheduled) = ([], [], [], false) }
+            return (state.conflicts, state.merged, state.evicted)
         }
         if !conflicts.isEmpty {
             let title = conflicts.count == 1 ? "A conflict: both versions are kept" : "\(conflicts.count) conflicts: both versions are kept"
             send(title, Self.list(conflicts), icon: "emblem-ubiqfs-conflict")
+        }
+        if !merged.isEmpty {
+            let title = merged.count == 1 ? "A file was merged: both edits are in it" : "\(merged.count) files were merged: both edits are in each"
+            send(title, Self.list(merged), icon: "emblem-ubiqfs-local")
         }
         if !evicted.isEmpty {
             let title = evicted.count == 1 ? "A file you used lately was removed from this device" : "\(evicted.count) files you used lately were removed from this device"

@@ -305,6 +305,28 @@ class NotificationTests(unittest.TestCase):
         summary, body = self.wait_for(devices, "conflict")
         self.assertIn("plan", body)
 
+    def test_a_merge_is_told_as_a_merge(self):
+        devices = self.devices()
+        a, b = devices.a, devices.b
+        lines = [f"line {i}\n" for i in range(1, 21)]
+        with open(a.file("notes.md"), "w") as f:
+            f.writelines(lines)
+        a.sync()
+        devices.wait(lambda: os.path.exists(b.file("notes.md")), what="notes.md on B")
+        fixture.ubiqfs("pause", b.path)
+        with open(a.file("notes.md"), "w") as f:
+            f.writelines(lines[:2] + ["line 3 from A\n"] + lines[3:])
+        a.sync()
+        with open(b.file("notes.md"), "w") as f:
+            f.writelines(lines[:16] + ["line 17 from B\n"] + lines[17:])
+        fixture.ubiqfs("resume", b.path)
+        b.sync()
+        summary, body = self.wait_for(devices, "merged")
+        self.assertIn("both edits", summary)
+        self.assertIn("notes.md", body)
+        self.assertEqual(os.listdir(b.path), ["notes.md"])
+        self.assertEqual([n for n in session.notifications(self.desktop) if "conflict" in n[0].lower()], [])
+
     def test_a_store_unreachable_for_a_while_and_back(self):
         devices = self.devices(UBIQFS_NOTIFY_UNREACHABLE_AFTER="1")
         fixture.ubiqfs("faults", devices.b.path, "errors=1")
