@@ -14,7 +14,8 @@ extension RecordApplier {
     /// The `waitingFor` of a merge hold, when `operation` is a content change of a file
     /// edited here that may merge: text merging on, the edit's content here (not partly),
     /// no program writing it, both sides changed since the version they shared, every side
-    /// small enough, and the change no move. Nil otherwise (the usual rules: a conflict copy).
+    /// small enough, the change no move, and the file not inside a `.git` folder. Nil
+    /// otherwise (the usual rules: a conflict copy).
     func mergeWait(_ operation: JournalOperation) throws -> String? {
         guard merging?.text == true, committer.time != 0, case .upsert(let item) = operation, item.kind == .file,
               item.size <= Self.largestMerged, let row = try ItemRow.find(id: item.id, db), !row.deleted, !row.isIgnored, row.itemKind == .file,
@@ -24,7 +25,11 @@ extension RecordApplier {
               // A move waits for nothing: the rest of the record (a folder's delete) counts on it.
               item.parent == base.parent, item.name == base.name
         else { return nil }
-        return HeldChange.waitingForMerge(of: try ItemRow.path(of: row.inode, db))
+        let path = try ItemRow.path(of: row.inode, db)
+        // A repository's own files (refs, packed-refs, config) are git's to reconcile: a line
+        // merge could make a state git never wrote.
+        guard !path.split(separator: "/").contains(".git") else { return nil }
+        return HeldChange.waitingForMerge(of: path)
     }
 
     /// Applies a change held for a merge whose result is in the file's cache file now

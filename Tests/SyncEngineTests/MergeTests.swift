@@ -117,6 +117,25 @@ import Testing
         await b.shutdown()
     }
 
+    /// A git repository's own files never merge: git reconciles them, not lines.
+    @Test func filesInsideAGitFolderKeepTheCopy() async throws {
+        let store = InMemoryStore()
+        let (a, b) = try await Self.devices(store)
+        try a.mkdir("repo")
+        try a.mkdir("repo/.git")
+        try await a.write("repo/.git/packed-refs", Self.base)
+        try await a.sync()
+        try await b.sync()
+        try await a.write("repo/.git/packed-refs", Self.replacing(2, with: "line 2, from a"))
+        try await a.sync()
+        try await b.write("repo/.git/packed-refs", Self.replacing(7, with: "line 7, from b"))
+        try await b.sync()
+        #expect(try await b.tree().keys.filter { $0.hasPrefix("repo/.git/packed-refs (conflict from b ") }.count == 1)
+        #expect(await b.engine.status().merges == nil)
+        await a.shutdown()
+        await b.shutdown()
+    }
+
     /// A container of an older format does not merge (its devices could not keep the edit).
     @Test func anOlderFormatKeepsTheCopy() async throws {
         var old = SyncConfiguration()
