@@ -13,27 +13,22 @@ public struct HeldChange: Sendable, Equatable {
     /// Who committed it and when, for the file version it makes.
     public var device: String
     public var time: Int64
-    /// The file open for writing that holds it, for `ubiqfs status`.
+    /// The path of the file the change waits for (its writer's, or the merge's), for
+    /// `ubiqfs status`.
     public var waitingFor: String
+    /// Held for a merge with this device's edit of the file (format 4), not for a writer.
+    public var isMerge: Bool
 
-    public init(seq: UInt64, operation: JournalOperation, device: String, time: Int64, waitingFor: String) {
+    public init(seq: UInt64, operation: JournalOperation, device: String, time: Int64, waitingFor: String, isMerge: Bool = false) {
         self.seq = seq
         self.operation = operation
         self.device = device
         self.time = time
         self.waitingFor = waitingFor
+        self.isMerge = isMerge
     }
 
     public var itemID: ItemID { operation.itemID }
-
-    /// `waitingFor` of a change held for a merge with this device's edit (format 4), not
-    /// for a writer: a NUL (which no path holds), then the file's path.
-    public static func waitingForMerge(of path: String) -> String { "\u{0}" + path }
-
-    public var isMerge: Bool { waitingFor.hasPrefix("\u{0}") }
-
-    /// The path of the file the change waits for (its writer's, or the merge's).
-    public var path: String { isMerge ? String(waitingFor.dropFirst()) : waitingFor }
 }
 
 /// Access to the `held` table (one row per item with a held change).
@@ -41,8 +36,11 @@ public enum HeldChanges {
     /// Holds `change`, replacing the item's earlier held change if there is one.
     public static func hold(_ change: HeldChange, _ db: Database) throws {
         try db.execute(
-            sql: "INSERT OR REPLACE INTO held(id, seq, operation, device, time, waitingFor) VALUES (?, ?, ?, ?, ?, ?)",
-            arguments: [change.itemID.rawValue, Int64(change.seq), try JSONEncoder().encode(change.operation), change.device, change.time, change.waitingFor]
+            sql: "INSERT OR REPLACE INTO held(id, seq, operation, device, time, waitingFor, merge) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            arguments: [
+                change.itemID.rawValue, Int64(change.seq), try JSONEncoder().encode(change.operation), change.device, change.time, change.waitingFor,
+                change.isMerge,
+            ]
         )
     }
 
@@ -66,7 +64,7 @@ public enum HeldChanges {
     private static func decode(_ row: Row) throws -> HeldChange {
         HeldChange(
             seq: UInt64(row["seq"] as Int64), operation: try JSONDecoder().decode(JournalOperation.self, from: row["operation"] as Data),
-            device: row["device"], time: row["time"], waitingFor: row["waitingFor"]
+            device: row["device"], time: row["time"], waitingFor: row["waitingFor"], isMerge: row["merge"]
         )
     }
 }

@@ -146,6 +146,14 @@ extension ItemRow {
         return (row?[0] ?? 0, row?[1] ?? 0)
     }
 
+    /// Whether any file has content waiting to be uploaded (a cheap probe: the dirty index).
+    public static func hasPendingContent(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM item WHERE dirty != 0 AND dirty & ? != 0 AND kind = ?)"),
+            arguments: [DirtyFlags.content.rawValue, ItemKind.file.rawValue]
+        ) ?? false
+    }
+
     /// Live siblings whose name looks like a conflict copy (the caller checks whose).
     public static func conflictCopyCandidates(in parent: Inode, _ db: Database) throws -> [ItemRow] {
         try ItemRow.filter(sql: "parent = ? AND deleted = 0 AND instr(name, ?) > 0", arguments: [parent, Data(" (conflict from ".utf8)]).fetchAll(db)

@@ -219,6 +219,14 @@ public final class MetadataStore: Sendable {
             // Merges made here until a record carries them (`PendingMerges`).
             try db.execute(sql: "CREATE TABLE merge_pending(id TEXT PRIMARY KEY NOT NULL, note BLOB NOT NULL, merged TEXT NOT NULL)")
         }
+        migrator.registerMigration("v19: held for a merge") { db in
+            // v18 marked a change held for a merge by a NUL before the path, which a text
+            // column does not keep: a restart took it for a writer's and made the copy.
+            try db.execute(sql: """
+                ALTER TABLE held ADD COLUMN merge INTEGER NOT NULL DEFAULT 0;
+                UPDATE held SET merge = 1, waitingFor = substr(waitingFor, 2) WHERE substr(waitingFor, 1, 1) = char(0);
+                """)
+        }
         return migrator
     }
 

@@ -13,8 +13,12 @@ extension RecordApplier {
     mutating func hold(_ operation: JournalOperation, seq: UInt64) throws -> Bool {
         let earlier = mayHold ? try HeldChanges.find(operation.itemID, db) : nil
         let blocking = mayHold ? try Self.blockingWriter(operation, db, activity) : nil
-        guard let writer = try blocking ?? earlier?.waitingFor ?? mergeWait(operation) else { return false }
-        let change = HeldChange(seq: seq, operation: operation, device: committer.device, time: committer.time, waitingFor: writer)
+        // A newer change replacing a held one waits for what that one waited for.
+        let wait = try blocking.map { ($0, false) } ?? earlier.map { ($0.waitingFor, $0.isMerge) } ?? mergeWait(operation).map { ($0, true) }
+        guard let (writer, isMerge) = wait else { return false }
+        let change = HeldChange(
+            seq: seq, operation: operation, device: committer.device, time: committer.time, waitingFor: writer, isMerge: isMerge
+        )
         try HeldChanges.hold(change, db)
         // A version of the file whatever this device does with it (a later change may
         // replace the held one before it lands).

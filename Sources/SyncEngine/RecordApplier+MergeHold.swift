@@ -11,13 +11,13 @@ extension RecordApplier {
     /// Files larger than this are not merged: the three contents are held in memory.
     static let largestMerged: Int64 = 8 << 20
 
-    /// The `waitingFor` of a merge hold, when `operation` is a content change of a file
+    /// The path a merge hold waits for, when `operation` is a content change of a file
     /// edited here that may merge: text merging on, the edit's content here (not partly),
     /// no program writing it, both sides changed since the version they shared, every side
     /// small enough, the change no move, and the file not inside a `.git` folder. Nil
     /// otherwise (the usual rules: a conflict copy).
     func mergeWait(_ operation: JournalOperation) throws -> String? {
-        guard merging?.text == true, committer.time != 0, case .upsert(let item) = operation, item.kind == .file,
+        guard mayMerge, case .upsert(let item) = operation, item.kind == .file,
               item.size <= Self.largestMerged, let row = try ItemRow.find(id: item.id, db), !row.deleted, !row.isIgnored, row.itemKind == .file,
               row.dirtyFlags.contains(.content), row.contentState == .local, row.size <= Self.largestMerged, row.baseSeq > 0,
               !activity.hasWriters(row.inode), let base = try BaseSnapshots.find(item.id, db), base.kind == .file,
@@ -29,7 +29,7 @@ extension RecordApplier {
         // A repository's own files (refs, packed-refs, config) are git's to reconcile: a line
         // merge could make a state git never wrote.
         guard !path.split(separator: "/").contains(".git") else { return nil }
-        return HeldChange.waitingForMerge(of: path)
+        return path
     }
 
     /// Applies a change held for a merge whose result is in the file's cache file now

@@ -31,6 +31,9 @@ struct RecordApplier {
     /// program has a file open for writing. Checked once per record, so a record applied
     /// with no writer anywhere costs no checks per operation.
     var mayHold = false
+    /// Whether this record's changes may wait for a merge (`mergeWait`): merging on and a
+    /// file edited here; when not, no change looks its item up for it.
+    var mayMerge = false
     /// The record being applied: who committed it and when, for file versions.
     var committer = (device: "", time: Int64(0))
     /// Ids that an operation later in the current record places or deletes (a swap, a
@@ -96,6 +99,7 @@ struct RecordApplier {
     mutating func apply(_ record: JournalRecord, seq: UInt64) throws {
         let own = record.device == device.id
         mayHold = try activity.hasAnyWriters || !HeldChanges.isEmpty(db)
+        mayMerge = try merging.map { $0.text && record.time != 0 } == true && ItemRow.hasPendingContent(db)
         committer = (record.deviceName, record.time)
         comingLater = [:]
         displaced = [:]

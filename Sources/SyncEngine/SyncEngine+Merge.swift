@@ -42,8 +42,10 @@ extension SyncEngine {
             if error.code == .unreachable || error.code == .cancelled { return .later }
             return .unmerged("the version both devices had cannot be read from the store")
         }
+        // This very merge, installed before a crash cut it short: the file is its result.
+        let redone = pending?.note.with == change.seq && pending?.merged == ContentHasher.sha256Hex(ours)
         let result = await OffloadedWork.run { () -> Result<[UInt8], MergeError> in
-            Result { () throws(MergeError) in try TextMerge.merged(base: baseBytes, ours: ours, theirs: theirBytes) }
+            redone ? .success(ours) : Result { () throws(MergeError) in try TextMerge.merged(base: baseBytes, ours: ours, theirs: theirBytes) }
         }
         let merged: [UInt8]
         switch result {
@@ -59,7 +61,7 @@ extension SyncEngine {
     /// This device's edit, stored as blocks and named by a durable pending merge before
     /// anything replaces it here; a merge made again after a crash finds its own result
     /// here, which is no edit. Nil if the file was written meanwhile.
-    private func keepInput(
+    func keepInput(
         _ row: ItemRow, ours: [UInt8], generation: UInt64, base: ItemSnapshot, change: HeldChange,
         pending: (note: MergeNote, merged: String)?, merged: [UInt8]
     ) async throws(SyncError) -> MergeNote? {
@@ -151,12 +153,12 @@ extension SyncEngine {
     }
 
     /// The whole content of the file here, or nil if it cannot be read now.
-    private nonisolated func readLocal(_ ino: Inode) -> [UInt8]? {
+    nonisolated func readLocal(_ ino: Inode) -> [UInt8]? {
         guard let data = FileManager.default.contents(atPath: cache.path(for: ino)) else { return nil }
         return Array(data)
     }
 
-    private func content(_ blocks: [BlockReference], of name: String) async throws(SyncError) -> [UInt8] {
+    func content(_ blocks: [BlockReference], of name: String) async throws(SyncError) -> [UInt8] {
         var bytes: [UInt8] = []
         for block in blocks { bytes += try await downloads.fetcher.bytes(of: block, of: name) }
         return bytes

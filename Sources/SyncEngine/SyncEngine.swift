@@ -285,8 +285,8 @@ public actor SyncEngine {
             store: store.displayName, device: device.name, lastSeq: lastSeq, pendingItems: pending,
             downloading: await downloads.activeCount, lastSync: lastSync?.timeIntervalSince1970, lastError: lastError,
             held: held.values.sorted { $0.seq < $1.seq }.map {
-                $0.isMerge ? "\($0.path): the change of journal \($0.seq) waits to merge with the edit here"
-                    : "\($0.path): the change of journal \($0.seq) waits until it is closed here"
+                $0.isMerge ? "\($0.waitingFor): the change of journal \($0.seq) waits to merge with the edit here"
+                    : "\($0.waitingFor): the change of journal \($0.seq) waits until it is closed here"
             },
             heldBack: waiting, readOnly: readOnly, pendingFiles: content.files, pendingBytes: content.bytes, ignoredItems: ignored,
             thumbnailsInstalled: thumbnails.0, thumbnailsToSend: thumbnails.1,
