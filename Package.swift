@@ -3,7 +3,7 @@ import PackageDescription
 
 /// Modules and their one-way dependencies (see docs/ARCHITECTURE.md):
 /// Inodes (leaf) -> FuseKit, FileCoordinator, MetadataStore, ContentCache;
-/// CFuse3 -> FuseKit; ItemModel -> ContainerStore, MetadataStore, ContentCache, Merging (pure); IgnoreRules (a pure leaf); S3Store (ContainerStore over HTTP);
+/// CFuse3 -> FuseKit; ItemModel -> ContainerStore, MetadataStore, ContentCache; IgnoreRules (a pure leaf); Merging (pure: ItemModel, IgnoreRules); S3Store (ContainerStore over HTTP);
 /// ContainerCrypto (keys, sealing, `SealedStore` over any store); SyncEngine uses the stores, crypto, metadata, cache and coordinator;
 /// Thumbnails (the desktop's thumbnail cache and thumbnailers) -> ThumbnailService (pictures made, committed
 /// and installed, over the engine's `ThumbnailEvents`); CloudFileSystem glues FuseKit to all of them; `ubiqfs` is the command line.
@@ -32,7 +32,7 @@ let package = Package(
         .target(name: "CSystemShims"),
         .target(name: "ItemModel"),
         .target(name: "IgnoreRules"),
-        .target(name: "Merging", dependencies: ["ItemModel"]),
+        .target(name: "Merging", dependencies: ["ItemModel", "IgnoreRules"]),
         .target(name: "FileCoordinator", dependencies: ["Inodes"]),
         .target(name: "ContainerStore", dependencies: ["ItemModel"]),
         .target(

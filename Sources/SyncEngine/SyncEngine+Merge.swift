@@ -31,6 +31,7 @@ extension SyncEngine {
         }
         guard let row, !row.deleted, row.dirtyFlags.contains(.content), row.contentState == .local, let base else { return .unmerged(nil) }
         if activity.hasWriters(row.inode) { return .unmerged("a program has it open for writing here") }
+        if let refusal = try await ruleRefusal(row) { return refusal }
         let name = row.itemName.description
         let generation = activity.writeGeneration(row.inode)
         guard let ours = readLocal(row.inode) else { return .unmerged("the edit here cannot be read") }
