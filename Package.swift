@@ -5,7 +5,7 @@ import PackageDescription
 /// Inodes (leaf) -> FuseKit, FileCoordinator, MetadataStore, ContentCache;
 /// CFuse3 -> FuseKit; ItemModel -> ContainerStore, MetadataStore, ContentCache; IgnoreRules (a pure leaf); Merging (pure: ItemModel,
 /// IgnoreRules); DatabaseMerge (ItemModel, GRDB: users' SQLite files); S3Store (ContainerStore over HTTP);
-/// ContainerCrypto (keys, sealing, `SealedStore` over any store); SyncEngine uses the stores, crypto, metadata, cache and coordinator;
+/// ContainerCrypto (keys, sealing, `SealedStore` over any store); SyncEngine uses the stores, crypto, metadata, cache, coordinator and merges;
 /// Thumbnails (the desktop's thumbnail cache and thumbnailers) -> ThumbnailService (pictures made, committed
 /// and installed, over the engine's `ThumbnailEvents`); CloudFileSystem glues FuseKit to all of them; `ubiqfs` is the command line.
 let package = Package(
@@ -66,7 +66,7 @@ let package = Package(
         .target(
             name: "SyncEngine",
             dependencies: [
-                "ItemModel", "Inodes", "ContainerStore", "ContainerCrypto", "MetadataStore", "ContentCache", "FileCoordinator", "Merging",
+                "ItemModel", "Inodes", "ContainerStore", "ContainerCrypto", "MetadataStore", "ContentCache", "FileCoordinator", "Merging", "DatabaseMerge",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]

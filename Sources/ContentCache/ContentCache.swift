@@ -149,6 +149,12 @@ public final class ContentCache: Sendable {
         }
     }
 
+    /// A fresh path in the temporary folder, with no file there yet (for a program that
+    /// makes its own file, such as a database merge); cleared at the next start like the rest.
+    public func temporaryPath() -> String {
+        tempDirectory + "/" + ItemID.random().rawValue
+    }
+
     public func discard(_ temporary: TemporaryCacheFile) {
         temporary.close()
         unlink(temporary.path)

@@ -99,7 +99,7 @@ struct RecordApplier {
     mutating func apply(_ record: JournalRecord, seq: UInt64) throws {
         let own = record.device == device.id
         mayHold = try activity.hasAnyWriters || !HeldChanges.isEmpty(db)
-        mayMerge = try merging.map { $0.text && record.time != 0 } == true && ItemRow.hasPendingContent(db)
+        mayMerge = try merging.map { ($0.text || $0.sqlite || $0.json) && record.time != 0 } == true && ItemRow.hasPendingContent(db)
         committer = (record.deviceName, record.time)
         comingLater = [:]
         displaced = [:]

@@ -26,8 +26,9 @@ extension SyncEngine {
     private func attemptMerge(_ change: HeldChange) async throws(SyncError) -> MergeAttempt {
         // A delete that replaced the held version: the usual rules (the edit is kept).
         guard case .upsert(let theirs) = change.operation else { return .unmerged(nil) }
-        let (row, base, pending) = try await calls.read("cannot read a file to merge") { db in
-            (try ItemRow.find(id: theirs.id, db), try BaseSnapshots.find(theirs.id, db), try PendingMerges.find(theirs.id, db))
+        let (row, base, pending, kinds) = try await calls.read("cannot read a file to merge") { db in
+            (try ItemRow.find(id: theirs.id, db), try BaseSnapshots.find(theirs.id, db), try PendingMerges.find(theirs.id, db),
+             try ContainerSettings.current(db).merging)
         }
         guard let row, !row.deleted, row.dirtyFlags.contains(.content), row.contentState == .local, let base else { return .unmerged(nil) }
         if activity.hasWriters(row.inode) { return .unmerged("a program has it open for writing here") }
@@ -35,7 +36,10 @@ extension SyncEngine {
         let name = row.itemName.description
         let generation = activity.writeGeneration(row.inode)
         guard let ours = readLocal(row.inode) else { return .unmerged("the edit here cannot be read") }
-        guard Int64(ours.count) <= RecordApplier.largestMerged else { return .unmerged("larger than 8 MiB") }
+        let method = MergeMethod.of(name: name, ours: ours)
+        if let reason = method.refusal(kinds) { return .unmerged(reason) }
+        guard Int64(ours.count) <= method.largest else { return .unmerged("larger than \(method.largest >> 20) MiB") }
+        if method == .sqlite, let reason = try await journalRefusal(row) { return .unmerged(reason) }
         let (baseBytes, theirBytes): ([UInt8], [UInt8])
         do {
             (baseBytes, theirBytes) = (try await content(base.blocks ?? [], of: name), try await content(theirs.blocks ?? [], of: name))
@@ -45,15 +49,12 @@ extension SyncEngine {
         }
         // This very merge, installed before a crash cut it short: the file is its result.
         let redone = pending?.note.with == change.seq && pending?.merged == ContentHasher.sha256Hex(ours)
-        let result = await OffloadedWork.run { () -> Result<[UInt8], MergeError> in
-            redone ? .success(ours) : Result { () throws(MergeError) in try TextMerge.merged(base: baseBytes, ours: ours, theirs: theirBytes) }
-        }
         let merged: [UInt8]
-        switch result {
-        case .success(let bytes): merged = bytes
-        case .failure(let error): return .unmerged(Self.reason(error))
+        switch redone ? .merged(ours) : try await merge(method, base: baseBytes, ours: ours, theirs: theirBytes) {
+        case .merged(let bytes): merged = bytes
+        case .refused(let reason): return .unmerged(reason)
         }
-        guard let note = try await keepInput(row, ours: ours, generation: generation, base: base, change: change, pending: pending, merged: merged) else {
+        guard let note = try await keepInput(row, ours: ours, generation: generation, change: change, pending: pending, merged: (merged, method)) else {
             return .later
         }
         return try await install(merged, note: note, of: row, change: change, generation: generation)
@@ -63,8 +64,8 @@ extension SyncEngine {
     /// anything replaces it here; a merge made again after a crash finds its own result
     /// here, which is no edit. Nil if the file was written meanwhile.
     func keepInput(
-        _ row: ItemRow, ours: [UInt8], generation: UInt64, base: ItemSnapshot, change: HeldChange,
-        pending: (note: MergeNote, merged: String)?, merged: [UInt8]
+        _ row: ItemRow, ours: [UInt8], generation: UInt64, change: HeldChange,
+        pending: (note: MergeNote, merged: String)?, merged: (bytes: [UInt8], method: MergeMethod)
     ) async throws(SyncError) -> MergeNote? {
         var inputs = pending?.note.inputs ?? []
         if pending?.merged != ContentHasher.sha256Hex(ours) {
@@ -75,10 +76,10 @@ extension SyncEngine {
             }
         }
         let note = MergeNote(
-            id: row.itemID, base: pending?.note.base ?? UInt64(max(1, row.baseSeq)), with: change.seq, kind: "text",
+            id: row.itemID, base: pending?.note.base ?? UInt64(max(1, row.baseSeq)), with: change.seq, kind: merged.method.name,
             inputs: Array(inputs.suffix(MergeNote.maxInputs))
         )
-        let hash = ContentHasher.sha256Hex(merged)
+        let hash = ContentHasher.sha256Hex(merged.bytes)
         try await calls.write("cannot record the merge of \(row.itemName)") { db in try PendingMerges.set(note, merged: hash, db) }
         try await calls.syncToDisk("cannot make the merge of \(row.itemName) durable")
         return note
@@ -163,13 +164,5 @@ extension SyncEngine {
         var bytes: [UInt8] = []
         for block in blocks { bytes += try await downloads.fetcher.bytes(of: block, of: name) }
         return bytes
-    }
-
-    static func reason(_ error: MergeError) -> String {
-        switch error.code {
-        case .notText: "not text"
-        case .overlap: "both changed the same lines"
-        case .tooManyChanges: "too many changes to compare"
-        }
     }
 }

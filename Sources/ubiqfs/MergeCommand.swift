@@ -12,7 +12,7 @@ struct MergeCommand: ParsableCommand {
     @Argument(help: "A ubiqfs mountpoint.") var mountpoint: String
     @Option(help: "Text files, line by line: on or off.") var text: Switch?
     @Option(help: "SQLite databases, by table and key: on or off.") var sqlite: Switch?
-    @Option(help: "JSON files, key by key: on or off.") var json: Switch?
+    @Option(help: "JSON files (*.json), line by line and only into valid JSON: on or off.") var json: Switch?
 
     enum Switch: String, ExpressibleByArgument {
         case on, off

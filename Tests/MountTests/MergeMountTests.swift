@@ -43,4 +43,48 @@ import Testing
             \(bin) status \(b) | grep -q 'not merged: both changed the same lines'
             """)
     }
+
+    /// The same with a program's database, edited by `sqlite3` itself (WAL mode, as apps
+    /// keep theirs): rows added, changed and deleted on each side merge into one database
+    /// that `sqlite3` checks whole; one row changed on both keeps the copy.
+    @Test func sqlite3OnTwoMountsMergesRowsChangedOnOneSideEach() async throws {
+        let fixture = try MountFixture()
+        let a = try await fixture.mount("a")
+        let b = try await fixture.mount("b")
+        let bin = MountFixture.binary
+        try await fixture.sh("""
+            \(MultiDeviceMountTests.helpers)
+            \(bin) merge \(a) --sqlite on | grep -q 'sqlite: on'
+            sqlite3 \(a)/app.db "PRAGMA journal_mode=WAL; CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT NOT NULL); \
+                CREATE TABLE tags(note INTEGER REFERENCES notes(id), tag TEXT, PRIMARY KEY(note, tag)) WITHOUT ROWID; \
+                INSERT INTO notes VALUES (1,'one'),(2,'two'),(3,'three'); INSERT INTO tags VALUES (1,'x'),(2,'y');" > /dev/null
+            test ! -e \(a)/app.db-wal
+            \(bin) sync --wait \(a)
+            waitfor '[ -e \(b)/app.db ] && [ "$(\(bin) merge \(b) | grep sqlite)" = "sqlite: on" ]'
+            \(bin) pause \(b)
+            sqlite3 \(a)/app.db "INSERT INTO notes VALUES (10,'from a'); UPDATE notes SET body='two, a' WHERE id=2; INSERT INTO tags VALUES (10,'a');"
+            \(bin) sync --wait \(a)
+            sqlite3 \(b)/app.db "INSERT INTO notes VALUES (20,'from b'); DELETE FROM tags WHERE note=1; DELETE FROM notes WHERE id=1;"
+            \(bin) resume \(b)
+            \(bin) sync --wait \(b)
+            \(bin) sync --wait \(a)
+            printf '2 two, a\n3 three\n10 from a\n20 from b\n2 y\n10 a\n' > want
+            for side in \(a) \(b); do
+                sqlite3 -separator ' ' $side/app.db 'SELECT * FROM notes ORDER BY id; SELECT note, tag FROM tags ORDER BY note' > got
+                cmp want got
+                test "$(sqlite3 $side/app.db 'PRAGMA integrity_check; PRAGMA foreign_key_check')" = ok
+                test "$(ls $side | grep -c conflict)" = 0
+            done
+            \(bin) status \(b) | grep -q "merged:          app.db: merged with a's version"
+            \(bin) versions \(a)/app.db | grep -q 'merged: sqlite of'
+            # One row changed on both: the copy, as before, saying why.
+            \(bin) pause \(b)
+            sqlite3 \(a)/app.db "UPDATE notes SET body='a wins?' WHERE id=3" && \(bin) sync --wait \(a)
+            sqlite3 \(b)/app.db "UPDATE notes SET body='b wins?' WHERE id=3"
+            \(bin) resume \(b) && \(bin) sync --wait \(b)
+            ls \(b) | grep -q 'app (conflict from b '
+            \(bin) status \(b) | grep -q 'not merged: .*changed on both sides'
+            for file in \(b)/app*.db; do test "$(sqlite3 "$file" 'PRAGMA integrity_check')" = ok; done
+            """)
+    }
 }

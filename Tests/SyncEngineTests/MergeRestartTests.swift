@@ -66,12 +66,12 @@ import Testing
     /// named by a durable pending merge, with the hash of the result.
     func keepEdit(_ device: TestDevice, change: HeldChange) async throws {
         let ino = try #require(device.inode("notes.md"))
-        let (row, base) = try await device.metadata.read { db in (try ItemRow.find(ino: ino, db), try BaseSnapshots.find(change.itemID, db)) }
+        let row = try await device.metadata.read { db in try ItemRow.find(ino: ino, db) }
         let generation = await device.engine.activity.writeGeneration(ino)
         let merged = try TextMerge.merged(base: Array(MergeTests.base.utf8), ours: Array(Self.ours.utf8), theirs: Array(Self.theirs.utf8))
         #expect(merged == Array(Self.merged.utf8))
         let note = try await device.engine.keepInput(
-            try #require(row), ours: Array(Self.ours.utf8), generation: generation, base: try #require(base), change: change, pending: nil, merged: merged
+            try #require(row), ours: Array(Self.ours.utf8), generation: generation, change: change, pending: nil, merged: (merged, .text)
         )
         #expect(note?.inputs.count == 1)
     }
