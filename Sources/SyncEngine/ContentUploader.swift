@@ -148,6 +148,20 @@ struct ContentUploader: Sendable {
         return deleted ? nil : (blocks.compactMap { $0 }, offset)
     }
 
+    /// Stores bytes held in memory as blocks, one after another (an edit kept for a merge
+    /// whose objects a collector condemned before its record: `SyncEngine.inputsKeptSafe`).
+    func store(_ bytes: [UInt8], name: String) async throws(SyncError) -> [BlockReference] {
+        var blocks: [BlockReference] = []
+        var start = 0
+        while start < bytes.count {
+            let end = min(start + info.writtenBlockLength(index: blocks.count), bytes.count)
+            let ticket = try await gate.admit(bytes: Int64(end - start))
+            blocks.append(try await storeBlock(Array(bytes[start..<end]), name: name, ticket: ticket))
+            start = end
+        }
+        return blocks
+    }
+
     /// Hashes the block and puts it (a large one unless the store has it already), in the
     /// turn `ticket` was given.
     private func storeBlock(_ bytes: [UInt8], name: String, ticket: TransferGate.Ticket) async throws(SyncError) -> BlockReference {

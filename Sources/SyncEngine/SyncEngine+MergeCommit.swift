@@ -1,3 +1,4 @@
+import ContainerStore
 import GRDB
 import ItemModel
 import MetadataStore
@@ -12,10 +13,46 @@ extension SyncEngine {
             return item.id
         }
         guard !ids.isEmpty else { return nil }
-        let notes = try await calls.read("cannot read the merges to commit") { db in
-            try ids.compactMap { id in try PendingMerges.find(id, db)?.note }
+        let pending = try await calls.read("cannot read the merges to commit") { db in
+            try ids.compactMap { id in try PendingMerges.find(id, db) }
         }
+        var notes: [MergeNote] = []
+        for (note, merged) in pending { notes.append(try await inputsKeptSafe(note, merged: merged)) }
         return notes.isEmpty ? nil : notes
+    }
+
+    /// `note`, its inputs' objects safe to name (rule W): an input stored before a
+    /// collector condemned it (unnamed until this record: a device offline meanwhile) is
+    /// fetched while it is still there and stored anew; one already swept is lost, and
+    /// said so. The pending merge is kept as changed.
+    private func inputsKeptSafe(_ note: MergeNote, merged: String) async throws(SyncError) -> MergeNote {
+        guard format.current >= 2 else { return note }
+        let condemned = try await self.condemned.current(calls)
+        var kept = note
+        kept.inputs = []
+        for input in note.inputs {
+            let keys = Set(input.blocks.compactMap(ContainerLayout.objectKey(of:)))
+            var atRisk = keys.contains(where: condemned.contains)
+            for key in keys where !atRisk {
+                atRisk = try await !calls.store("cannot check \(key)") { store throws(StoreError) in try await store.exists(key) }
+            }
+            guard atRisk else {
+                kept.inputs.append(input)
+                continue
+            }
+            do {
+                var safe = input
+                safe.blocks = try await uploader.store(try await content(input.blocks, of: "an edit merged into \(note.id)"), name: "an edit merged")
+                kept.inputs.append(safe)
+            } catch {
+                guard error.code == .notFound || error.code == .corrupt else { throw error }
+                logger.error("an edit merged into \(note.id) by \(input.device) was collected before its record: it is not kept as a version (\(error))")
+            }
+        }
+        guard kept != note else { return note }
+        let changed = kept
+        try await calls.write("cannot keep the merge of \(note.id)") { db in try PendingMerges.set(changed, merged: merged, db) }
+        return changed
     }
 
     /// Records the merges `record` committed as versions (`FileVersions.recordMerge`): they

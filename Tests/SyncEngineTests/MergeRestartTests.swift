@@ -23,20 +23,7 @@ import Testing
         let link = FaultyStore(store, faults: StoreFaults())
         let a = try await TestDevice(store: store, name: "a")
         let b = try await TestDevice(store: link, name: "b")
-        try await a.write("notes.md", MergeTests.base)
-        try await a.sync()
-        try await b.sync()
-        try await a.write("notes.md", Self.theirs)
-        try await a.sync()
-        try await b.write("notes.md", Self.ours)
-        // The pull holds a's version; its content cannot be fetched, so the merge waits.
-        link.faults = try StoreFaults(parsing: "errors=1,blocks")
-        try? await b.sync()
-        let change = try #require(await b.engine.held.values.first, "nothing held")
-        let content = try await b.read("notes.md")
-        #expect(change.isMerge && content == Self.ours)
-        #expect(try await b.tree().keys.sorted() == ["notes.md"])
-        link.faults = StoreFaults()
+        let change = try await Self.heldMerge(a, b, link: link)
         if cut != .beforeAnyStep { try await keepEdit(b, change: change) }
         if cut == .afterTheResultWasInstalled { try await b.write("notes.md", Self.merged) }
         // The crash: nothing more reaches the store.
@@ -60,6 +47,25 @@ import Testing
         #expect(await restarted.engine.status().merges?.count == 1)
         await a.shutdown()
         await restarted.shutdown()
+    }
+
+    /// a and b share `notes.md`; a's edit is committed, and b's pull holds it for a merge
+    /// with b's edit, which waits: `link`, b's store, fails block reads meanwhile.
+    static func heldMerge(_ a: TestDevice, _ b: TestDevice, link: FaultyStore) async throws -> HeldChange {
+        try await a.write("notes.md", MergeTests.base)
+        try await a.sync()
+        try await b.sync()
+        try await a.write("notes.md", theirs)
+        try await a.sync()
+        try await b.write("notes.md", ours)
+        link.faults = try StoreFaults(parsing: "errors=1,blocks")
+        try? await b.sync()
+        link.faults = StoreFaults()
+        let change = try #require(await b.engine.held.values.first, "nothing held")
+        let content = try await b.read("notes.md")
+        #expect(change.isMerge && content == ours)
+        #expect(try await b.tree().keys.sorted() == ["notes.md"])
+        return change
     }
 
     /// The merge's first step, as `SyncEngine.settleMerges` takes it: the edit stored and
