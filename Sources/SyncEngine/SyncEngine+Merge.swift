@@ -48,7 +48,8 @@ extension SyncEngine {
             return .unmerged("the version both devices had cannot be read from the store")
         }
         // This very merge, installed before a crash cut it short: the file is its result.
-        let redone = pending?.note.with == change.seq && pending?.merged == ContentHasher.sha256Hex(ours)
+        // Or both devices made the same edit: it is the result, whatever the content.
+        let redone = (pending?.note.with == change.seq && pending?.merged == ContentHasher.sha256Hex(ours)) || ours == theirBytes
         let merged: [UInt8]
         switch redone ? .merged(ours) : try await merge(method, base: baseBytes, ours: ours, theirs: theirBytes) {
         case .merged(let bytes): merged = bytes

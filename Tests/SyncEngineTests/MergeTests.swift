@@ -97,6 +97,27 @@ import Testing
         await b.shutdown()
     }
 
+    /// Both devices made the same edit (text or not): one file, no copy, whatever the
+    /// kind; with merging off (the control), the copy as before.
+    @Test(arguments: [true, false]) func theSameEditOnBothSidesIsNoConflict(merging: Bool) async throws {
+        let store = InMemoryStore()
+        let (a, b) = try await Self.devices(store)
+        if !merging { _ = try await a.engine.setMerge(["text": false]) }
+        try await b.sync()
+        let same = Array(Self.base.utf8) + [0, 1, 2]
+        try await a.write("notes.md", same)
+        try await a.sync()
+        try await b.write("notes.md", same)
+        try await b.sync()
+        try await a.sync()
+        let (treeA, treeB) = (try await a.tree(), try await b.tree())
+        #expect(treeB.count == (merging ? 1 : 2) && treeA == treeB, "\(treeB.keys.sorted())")
+        #expect(try await b.readBytes("notes.md") == same)
+        #expect(await b.engine.status().merges?.count == (merging ? 1 : nil))
+        await a.shutdown()
+        await b.shutdown()
+    }
+
     /// A program writing the file here when the other version arrives: no merge under it
     /// (the copy, as before), and the program keeps its file.
     @Test func aFileBeingWrittenIsNeverMergedUnderItsWriter() async throws {

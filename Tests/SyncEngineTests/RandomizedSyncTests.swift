@@ -36,7 +36,10 @@ import Testing
 /// - no lost writes: the content of every file a device wrote since its last sync (and
 ///   still had when it synced, if it differs from the committed content) is in the tree,
 ///   at its path or as a conflict copy;
-/// - conflict copies: exactly the number the model predicts (see `expectedCopies`);
+/// - conflict copies: exactly the number the model predicts (see `expectedCopies`); with
+///   text merging on (three batches of four) an edit that meets the same content is no
+///   copy, and one that meets a version committed while its device was offline may be
+///   none (the model does not know that version's content), so those count as a range;
 /// - long writers (`SoakBatch+Writers`) hold files open across rounds: what their held
 ///   changes concern is left out of the comparison until they close;
 /// - a second sync transfers nothing: no store writes, no block reads, one journal read

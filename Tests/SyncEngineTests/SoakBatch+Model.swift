@@ -31,21 +31,24 @@ extension SoakBatch {
         }
     }
 
-    /// The known files whose content this device changed and still has, and whether the
-    /// content differs from the committed one (a truncate to the same size does not).
-    func pendingEdits(_ index: Int) throws -> [(id: String, real: Bool)] {
+    /// A known file whose content this device changed and still has: whether the content
+    /// differs from the committed one (a truncate to the same size does not), and its hash.
+    typealias PendingEdit = (id: String, real: Bool, hash: String)
+
+    /// The known files whose content this device changed and still has (`PendingEdit`).
+    func pendingEdits(_ index: Int) throws -> [PendingEdit] {
         let device = devices[index]
         let info = device.engine.info
         let rows = try device.metadata.read { db in try ItemRow.fetchAll(db) }
         let live = Dictionary(rows.filter { !$0.deleted && $0.itemKind == .file }.map { ($0.itemID.rawValue, $0) }, uniquingKeysWith: { first, _ in first })
-        var result: [(id: String, real: Bool)] = []
+        var result: [PendingEdit] = []
         for id in models[index].contentEdits.sorted() where models[index].known.contains(id) {
             guard let row = live[id] else { continue }
             if !row.dirtyFlags.contains(.content) {
                 fail("\(device.name): \(row.itemName) was changed here but its content is not marked for upload (dirty \(row.dirtyFlags.rawValue))")
             }
             let bytes = try #require(FileManager.default.contents(atPath: device.cache.path(for: row.inode)), "\(device.name): no cache file for changed \(row.itemName)")
-            result.append((id, !Self.blocks(Array(bytes), info: info).sameContent(as: row.blockList)))
+            result.append((id, !Self.blocks(Array(bytes), info: info).sameContent(as: row.blockList), ContentHasher.sha256Hex(Array(bytes))))
         }
         return result
     }
@@ -72,31 +75,37 @@ extension SoakBatch {
     /// operations above, each device syncs alone, and the offline store fails every call
     /// before it reaches the store (no half-done commit). Exactly, but for edits of files
     /// with a version held for a long writer (`maybeUnseen`): each of those is a range.
-    func expectedCopies(pending: [Int: [(id: String, real: Bool)]], order: [Int]) -> ClosedRange<Int> {
-        var changed: Set<String> = []
+    func expectedCopies(pending: [Int: [PendingEdit]], order: [Int]) -> ClosedRange<Int> {
+        var changed: [String: String] = [:]
         var maybeChanged: Set<String> = []
         var (copies, maybeCopies) = (0, 0)
         for index in order {
-            for (id, real) in pending[index] ?? [] {
+            for (id, real, hash) in pending[index] ?? [] {
                 if models[index].maybeUnseen.contains(id) {
                     // A version is held here: every later change to the file is held too
                     // and replaces it (the newest wins), so a later delete, which the edit
                     // outlives, still leaves no copy.
                     maybeCopies += 1
                     maybeChanged.insert(id)
-                } else if models[index].unseen.contains(id) || changed.contains(id) {
+                } else if merging && changed[id] == hash {
+                    // The same content as the version it meets: merged (both sides alike).
+                    continue
+                } else if changed[id] != nil {
                     copies += 1
+                } else if models[index].unseen.contains(id) {
+                    // With merging, a copy unless both sides are alike (not known here).
+                    if merging { maybeCopies += 1 } else { copies += 1 }
                 } else if maybeChanged.contains(id) {
                     // A copy, or else a change of the item itself.
                     maybeCopies += 1
                     maybeChanged.insert(id)
                 } else if real {
-                    changed.insert(id)
+                    changed[id] = hash
                 }
             }
         }
         for index in devices.indices where models[index].offline {
-            models[index].unseen.formUnion(changed)
+            models[index].unseen.formUnion(changed.keys)
             models[index].maybeUnseen.formUnion(maybeChanged)
         }
         return copies...(copies + maybeCopies)

@@ -79,6 +79,8 @@ final class SoakBatch {
 
     let seed: UInt64
     let rounds: Int
+    /// Text merging on (three batches of four, by the seed).
+    var merging: Bool { seed % 4 != 0 }
     var rng: SplitMix64
     let store = InMemoryStore()
     var stores: [SoakStore] = []
@@ -123,9 +125,11 @@ final class SoakBatch {
             models.append(DeviceModel())
             windowTouched.append([])
         }
-        // The model predicts conflict copies, not merges (issue 40: it does not know the
-        // contents each side had); every device follows the container's setting.
-        _ = try await devices[0].engine.setMerge(["text": false])
+        // Text merging on in three batches of four: every meeting of two edits is then held
+        // for a merge, with the writers, moves and deletes around it, and released as the
+        // copy the model counts (the operations write one-line tokens, so both sides always
+        // change the same line; `MergeRoundsTests` checks merges that succeed).
+        _ = try await devices[0].engine.setMerge(["text": merging])
         for device in devices.dropFirst() { try await device.sync() }
     }
 
@@ -134,7 +138,7 @@ final class SoakBatch {
     /// Plays every round; returns failures (each with its replay line and the history).
     func play(_ stats: inout SoakStats) async -> [String] {
         stats.batches += 1
-        history = ["seed \(seed), records of \(Self.configuration(seed: seed).maxOperationsPerRecord) operations"]
+        history = ["seed \(seed), records of \(Self.configuration(seed: seed).maxOperationsPerRecord) operations, text merging \(merging ? "on" : "off")"]
         var round = 1
         while round <= rounds || models.contains(where: \.offline) {
             self.round = round
@@ -212,7 +216,7 @@ final class SoakBatch {
 
         // What the online devices bring to this sync.
         var written: [(content: String, origin: String, id: String)] = []
-        var pending: [Int: [(id: String, real: Bool)]] = [:]
+        var pending: [Int: [PendingEdit]] = [:]
         for index in online {
             written += try writtenContent(index)
             pending[index] = try pendingEdits(index)
