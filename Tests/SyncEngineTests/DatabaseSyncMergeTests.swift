@@ -16,7 +16,7 @@ import Testing
     static func database(_ sql: String, on bytes: [UInt8] = []) throws -> [UInt8] {
         let path = try TemporaryDirectories.make("ubiqfs-db") + "/app.db"
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
-        if !bytes.isEmpty { FileManager.default.createFile(atPath: path, contents: Data(bytes)) }
+        if !bytes.isEmpty { try #require(FileManager.default.createFile(atPath: path, contents: Data(bytes))) }
         let queue = try DatabaseQueue(path: path)
         try queue.write { db in try db.execute(sql: sql) }
         try queue.close()
@@ -27,7 +27,7 @@ import Testing
     static func rows(_ bytes: [UInt8]) throws -> (rows: [String], integrity: String) {
         let path = try TemporaryDirectories.make("ubiqfs-db") + "/app.db"
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        try #require(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
         let queue = try DatabaseQueue(path: path)
         defer { try? queue.close() }
         return try queue.read { db in
