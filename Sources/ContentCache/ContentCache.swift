@@ -218,13 +218,24 @@ public final class ContentCache: Sendable {
     }
 
     private func clearTemporaries() {
-        guard let dir = opendir(tempDirectory) else { return }
+        Self.removeEntries(of: tempDirectory)
+    }
+
+    /// Removes what a folder holds; a folder in it (a database merge's workspace, left by
+    /// a crash: files only) with what it holds.
+    private static func removeEntries(of folder: String) {
+        guard let dir = opendir(folder) else { return }
         defer { closedir(dir) }
         while let entry = readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
             }
-            if name != "." && name != ".." { unlink(tempDirectory + "/" + name) }
+            guard name != "." && name != ".." else { continue }
+            let path = folder + "/" + name
+            if unlink(path) != 0 && errno == EISDIR {
+                removeEntries(of: path)
+                rmdir(path)
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
 import ContainerStore
+import ContentCache
 import DeviceFixture
 import Foundation
 import GRDB
@@ -96,5 +97,19 @@ import Testing
         for path in ["app.db"] + copies { #expect(try Self.rows(try #require(result.tree[path])).integrity == "ok", "\(what): \(path)") }
         await result.a.shutdown()
         await result.b.shutdown()
+    }
+
+    /// A merge's workspace left in the cache's temporary folder by a crash (three copies
+    /// of a database, up to 64 MiB each) is gone at the next start, as a temporary file is.
+    @Test func aWorkspaceLeftByACrashIsClearedAtTheNextStart() throws {
+        let directory = try TemporaryDirectories.make("ubiqfs-cache")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        _ = try ContentCache(directory: directory)
+        let workspace = directory + "/tmp/.ubiqfs-dbmerge-Ab12Cd"
+        try FileManager.default.createDirectory(atPath: workspace, withIntermediateDirectories: false)
+        for name in ["base.db", "ours.db", "ours.db-wal"] { try #require(FileManager.default.createFile(atPath: workspace + "/" + name, contents: Data("x".utf8))) }
+        try #require(FileManager.default.createFile(atPath: directory + "/tmp/download", contents: Data("x".utf8)))
+        _ = try ContentCache(directory: directory)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory + "/tmp").isEmpty)
     }
 }
