@@ -3,16 +3,22 @@ import ItemModel
 import Synchronization
 
 /// An in-memory store whose journal commits run test code just before the record is
-/// stored, and once just after it (before the committing device hears back): races
-/// between a push and what happens meanwhile, made certain instead of likely.
+/// stored, and once just after it (before the committing device hears back), and whose
+/// deletes (a collector's sweep) run test code before each: races between a push and
+/// what happens meanwhile, made certain instead of likely.
 public final class HookedCommits: ContainerStore {
     public let base: InMemoryStore
     private let before: @Sendable (InMemoryStore) async -> Void
+    private let beforeDelete: @Sendable (String) async -> Void
     private let after = Mutex<(@Sendable () -> Void)?>(nil)
 
-    public init(_ base: InMemoryStore, beforeEachCommit: @escaping @Sendable (InMemoryStore) async -> Void = { _ in }) {
+    public init(
+        _ base: InMemoryStore, beforeEachCommit: @escaping @Sendable (InMemoryStore) async -> Void = { _ in },
+        beforeEachDelete: @escaping @Sendable (String) async -> Void = { _ in }
+    ) {
         self.base = base
         self.before = beforeEachCommit
+        self.beforeDelete = beforeEachDelete
     }
 
     public var displayName: String { "hooked commits" }
@@ -34,5 +40,8 @@ public final class HookedCommits: ContainerStore {
     public func list(prefix: String, startAfter: String?, limit: Int) async throws(StoreError) -> [String] {
         try await base.list(prefix: prefix, startAfter: startAfter, limit: limit)
     }
-    public func delete(_ key: String) async throws(StoreError) { try await base.delete(key) }
+    public func delete(_ key: String) async throws(StoreError) {
+        await beforeDelete(key)
+        try await base.delete(key)
+    }
 }
