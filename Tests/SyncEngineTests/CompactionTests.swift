@@ -10,13 +10,9 @@ import Testing
 /// in a history object, and a device whose next record went rejoins from the checkpoint
 /// with every local change kept.
 @Suite struct CompactionTests {
-    /// Only the tests' own syncs push: a push of the loop's own between a write's truncating
-    /// open and its write (a slow machine takes longer than the debounce) would make an
-    /// empty version the histories compared here do not expect.
     static func configuration() -> SyncConfiguration {
         var configuration = CollectionTests.formatTwo(grace: .milliseconds(50))
         configuration.gapCheckInterval = .zero
-        (configuration.debounce, configuration.maxPushDelay) = (.seconds(3600), .seconds(3600))
         return configuration
     }
 
