@@ -23,11 +23,32 @@ public enum DatabaseMerge {
     /// Deterministic: the same three files give the same output bytes.
     public static func merge(base: String, ours: String, theirs: String, into output: String) throws(DatabaseMergeError) -> DatabaseMergeReport {
         let inputs = Sides(base: base, ours: ours, theirs: theirs)
+        try checkHeaders(inputs)
+        return try merge(into: output) { workspace throws(DatabaseMergeError) in try workspace.copy(inputs) }
+    }
+
+    /// The same for three databases held in memory (the sync engine's): each is written
+    /// once, into the merge's private folder, where the form above copies files there.
+    public static func merge(base: [UInt8], ours: [UInt8], theirs: [UInt8], into output: String) throws(DatabaseMergeError) -> DatabaseMergeReport {
+        try merge(into: output) { workspace throws(DatabaseMergeError) in
+            let written = try workspace.write(Sides(base: base, ours: ours, theirs: theirs))
+            try checkHeaders(written)
+            return written
+        }
+    }
+
+    private static func checkHeaders(_ inputs: Sides<String>) throws(DatabaseMergeError) {
         try SchemaGate.checkEncodings(try Sides { side throws(DatabaseMergeError) in try DatabaseHeader(path: inputs[side], side: side) })
+    }
+
+    /// The merge of the inputs `place` puts in the workspace; the output starts as theirs.
+    private static func merge(
+        into output: String, placing place: (Workspace) throws(DatabaseMergeError) -> Sides<String>
+    ) throws(DatabaseMergeError) -> DatabaseMergeReport {
         let workspace = try Workspace(beside: output)
         defer { workspace.remove() }
-        let copies = try workspace.copy(inputs)
-        let file = try OutputFile.create(output, copying: theirs)
+        let copies = try place(workspace)
+        let file = try OutputFile.create(output, copying: copies.theirs)
         do {
             return try MergeSession.run(file, inputs: copies)
         } catch {

@@ -33,6 +33,17 @@ struct Workspace {
         }
     }
 
+    /// Writes each side's database into the folder; their paths.
+    func write(_ inputs: Sides<[UInt8]>) throws(DatabaseMergeError) -> Sides<String> {
+        try Sides { side throws(DatabaseMergeError) in
+            let file = path + "/" + side.rawValue + ".db"
+            guard FileManager.default.createFile(atPath: file, contents: Data(inputs[side])) else {
+                throw DatabaseMergeError(code: .sqlite, message: "cannot write \(side) into \(path)", cause: SystemError(errno: errno, call: "write"))
+            }
+            return file
+        }
+    }
+
     /// Removes the folder. Best effort: by then the merge has its result or its error, which
     /// a folder left behind (in the output's own folder, named as ours) does not change.
     func remove() {
