@@ -35,6 +35,8 @@ extension SyncEngine {
         if let refusal = try await ruleRefusal(row) { return refusal }
         let name = row.itemName.description
         let generation = activity.writeGeneration(row.inode)
+        // Not read whole when no kind would take it (the row's size lags behind the edit).
+        if (cache.status(row.inode)?.size ?? 0) > MergeMethod.largestHeld { return .unmerged("larger than \(MergeMethod.largestHeld >> 20) MiB") }
         guard let ours = readLocal(row.inode) else { return .unmerged("the edit here cannot be read") }
         let method = MergeMethod.of(name: name, ours: ours)
         if let reason = method.refusal(kinds) { return .unmerged(reason) }

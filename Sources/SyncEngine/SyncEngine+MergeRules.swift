@@ -16,7 +16,9 @@ extension SyncEngine {
         let (path, files) = try await calls.read("cannot read the merge rules above \(row.itemName)") { db in
             var files: [(folder: [UInt8], rule: ItemRow)] = []
             var folder = row.parent
-            while let ino = folder, files.count < 10_000 {
+            // Bounded as `ItemRow.path` is: parents come from the store too.
+            for _ in 0..<10_000 {
+                guard let ino = folder else { break }
                 if let rule = try ItemRow.child(of: ino, named: name, db), rule.itemKind == .file, let path = try ItemRow.pathBytes(of: ino, db) {
                     files.append((Array(path.dropFirst()), rule))
                 }
@@ -27,7 +29,8 @@ extension SyncEngine {
         guard let path else { return .unmerged(nil) }
         var rules = NoMergeRules()
         for (folder, rule) in files {
-            guard rule.size <= Self.largestRuleFile else {
+            // The cache file's size when it is here: the row's lags behind an edit not pushed.
+            guard (cache.status(rule.inode)?.size ?? rule.size) <= Self.largestRuleFile else {
                 return .unmerged("\(NoMergeRules.fileName) of /\(String(decoding: folder, as: UTF8.self)) is too large to read")
             }
             do {
