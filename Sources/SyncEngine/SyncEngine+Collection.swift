@@ -63,15 +63,22 @@ extension SyncEngine {
         }
         var checked: [String: Bool] = [:]
         var missing: Set<Inode> = []
-        for (entry, known) in zip(reused, committed) {
-            for key in entry.keys where !known.contains(key) {
-                if checked[key] == nil {
-                    checked[key] = try await calls.store("cannot check \(key)") { store throws(StoreError) in try await store.exists(key) }
-                }
-                if checked[key] == false { missing.insert(entry.ino) }
-            }
+        for (entry, known) in zip(reused, committed) where try await anyMissing(entry.keys.filter { !known.contains($0) }, checked: &checked) {
+            missing.insert(entry.ino)
         }
         return missing
+    }
+
+    /// Whether the store lacks any of `keys` now (W3); `checked` keeps its answers, so a
+    /// key named twice in one push is asked about once.
+    func anyMissing(_ keys: some Sequence<String>, checked: inout [String: Bool]) async throws(SyncError) -> Bool {
+        for key in keys {
+            if checked[key] == nil {
+                checked[key] = try await calls.store("cannot check \(key)") { store throws(StoreError) in try await store.exists(key) }
+            }
+            if checked[key] == false { return true }
+        }
+        return false
     }
 
     /// Content here is uploaded again (the uploader avoids condemned keys); content not

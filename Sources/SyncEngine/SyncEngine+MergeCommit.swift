@@ -30,12 +30,11 @@ extension SyncEngine {
         let condemned = try await self.condemned.current(calls)
         var kept = note
         kept.inputs = []
+        var checked: [String: Bool] = [:]
         for input in note.inputs {
             let keys = Set(input.blocks.compactMap(ContainerLayout.objectKey(of:)))
             var atRisk = keys.contains(where: condemned.contains)
-            for key in keys where !atRisk {
-                atRisk = try await !calls.store("cannot check \(key)") { store throws(StoreError) in try await store.exists(key) }
-            }
+            if !atRisk { atRisk = try await anyMissing(keys, checked: &checked) }
             guard atRisk else {
                 kept.inputs.append(input)
                 continue
