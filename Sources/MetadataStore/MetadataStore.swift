@@ -227,6 +227,13 @@ public final class MetadataStore: Sendable {
                 UPDATE held SET merge = 1, waitingFor = substr(waitingFor, 2) WHERE substr(waitingFor, 1, 1) = char(0);
                 """)
         }
+        migrator.registerMigration("v20: held for a merge, as v18 stored it") { db in
+            // The NUL cut the text as it was bound (GRDB binds text up to a NUL): v18 stored
+            // an empty `waitingFor`, which v19's conversion did not match. A writer's hold
+            // always names a path, so an empty one is a merge's (its path is lost: status
+            // shows none until the merge is made).
+            try db.execute(sql: "UPDATE held SET merge = 1 WHERE waitingFor = '' AND merge = 0")
+        }
         return migrator
     }
 

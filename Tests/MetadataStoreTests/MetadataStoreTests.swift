@@ -148,6 +148,32 @@ import ItemModel
         }
     }
 
+    /// A change held for a merge by v18 (a NUL before the path, which GRDB's binding cut to
+    /// an empty text) is still held for its merge after the upgrade; a writer's hold stays one.
+    @Test func aMergeHeldByAnOlderVersionStaysHeldForItsMerge() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("ubiqfs-md-\(UUID().uuidString).db").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let operation = try JSONEncoder().encode(JournalOperation.delete(ItemID("0123456789abcdef0123456789abcdef")))
+        do {
+            let pool = try DatabasePool(path: path)
+            try MetadataStore.migrator.migrate(pool, upTo: "v18: pending merges")
+            try pool.write { db in
+                for (id, waitingFor) in [("0123456789abcdef0123456789abcdef", "\u{0}/notes.md"), ("fedcba9876543210fedcba9876543210", "/log.txt")] {
+                    try db.execute(
+                        sql: "INSERT INTO held(id, seq, operation, device, time, waitingFor) VALUES (?, 3, ?, 'a', 1, ?)",
+                        arguments: [id, operation, waitingFor])
+                }
+                // What v18 stored: the text up to the NUL.
+                #expect(try String.fetchAll(db, sql: "SELECT waitingFor FROM held ORDER BY id") == ["", "/log.txt"])
+            }
+        }
+        let store = try MetadataStore(path: path)
+        try store.read { db throws in
+            let held = try HeldChanges.all(db).sorted { $0.waitingFor < $1.waitingFor }
+            #expect(held.map(\.isMerge) == [true, false] && held.map(\.waitingFor) == ["", "/log.txt"])
+        }
+    }
+
     /// A folder's link count is read after every change in it: it must not visit the files.
     @Test func subfolderCountsUseTheirOwnIndex() throws {
         let store = try makeStore()
