@@ -4,13 +4,17 @@ import Testing
 /// Two devices edit one text file with real programs (issue 40): `sed -i` on lines apart
 /// merges into one file on both mounts; each edit is a version; status and watch say so.
 @Suite struct MergeMountTests {
-    @Test func sedOnLinesApartOnTwoMountsMerges() async throws {
+    /// Two mounts of one container, and the script `script(a, b, binary)` run beside them
+    /// (with `waitfor`); both are unmounted after it, whatever happens.
+    static func onTwoMounts(_ script: (String, String, String) -> String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let fixture = try MountFixture()
         let a = try await fixture.mount("a")
         let b = try await fixture.mount("b")
-        let bin = MountFixture.binary
-        try await fixture.sh("""
-            \(MultiDeviceMountTests.helpers)
+        _ = try await fixture.sh(MultiDeviceMountTests.helpers + "\n" + script(a, b, MountFixture.binary), sourceLocation: sourceLocation)
+    }
+
+    @Test func sedOnLinesApartOnTwoMountsMerges() async throws {
+        try await Self.onTwoMounts { a, b, bin in """
             seq 1 20 | sed 's/^/line /' > \(a)/notes.md
             \(bin) sync --wait \(a)
             waitfor '[ -s \(b)/notes.md ] && [ "$(wc -l < \(b)/notes.md)" = 20 ]'
@@ -41,19 +45,15 @@ import Testing
             \(bin) resume \(b) && \(bin) sync --wait \(b)
             ls \(b) | grep -q 'notes (conflict from b '
             \(bin) status \(b) | grep -q 'not merged: both changed the same lines'
-            """)
+            """
+        }
     }
 
     /// The same with a program's database, edited by `sqlite3` itself (WAL mode, as apps
     /// keep theirs): rows added, changed and deleted on each side merge into one database
     /// that `sqlite3` checks whole; one row changed on both keeps the copy.
     @Test func sqlite3OnTwoMountsMergesRowsChangedOnOneSideEach() async throws {
-        let fixture = try MountFixture()
-        let a = try await fixture.mount("a")
-        let b = try await fixture.mount("b")
-        let bin = MountFixture.binary
-        try await fixture.sh("""
-            \(MultiDeviceMountTests.helpers)
+        try await Self.onTwoMounts { a, b, bin in """
             \(bin) merge \(a) --sqlite on | grep -q 'sqlite: on'
             sqlite3 \(a)/app.db "PRAGMA journal_mode=WAL; CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT NOT NULL); \
                 CREATE TABLE tags(note INTEGER REFERENCES notes(id), tag TEXT, PRIMARY KEY(note, tag)) WITHOUT ROWID; \
@@ -85,6 +85,38 @@ import Testing
             ls \(b) | grep -q 'app (conflict from b '
             \(bin) status \(b) | grep -q 'not merged: .*changed on both sides'
             for file in \(b)/app*.db; do test "$(sqlite3 "$file" 'PRAGMA integrity_check')" = ok; done
-            """)
+            """
+        }
+    }
+
+    /// A `.ubiqfsnomerge` made with `touch` keeps its folder's files out of merges on every
+    /// device: the same `sed` edits that merge a note at the top make a copy inside it, and
+    /// the conflict says which rule.
+    @Test func touchingUbiqfsnomergeKeepsAFolderOutOfMerges() async throws {
+        try await Self.onTwoMounts { a, b, bin in """
+            mkdir \(a)/code
+            touch \(a)/code/.ubiqfsnomerge
+            for file in notes.md code/main.c; do seq 1 20 | sed 's/^/line /' > \(a)/$file; done
+            \(bin) sync --wait \(a)
+            waitfor '[ "$(wc -l < \(b)/code/main.c 2>/dev/null)" = 20 ] && [ "$(wc -l < \(b)/notes.md 2>/dev/null)" = 20 ]'
+            \(bin) pause \(b)
+            for file in notes.md code/main.c; do sed -i 's/^line 3$/line 3, edited on a/' \(a)/$file; done
+            \(bin) sync --wait \(a)
+            for file in notes.md code/main.c; do sed -i 's/^line 17$/line 17, edited on b/' \(b)/$file; done
+            \(bin) resume \(b)
+            \(bin) sync --wait \(b)
+            # Outside the folder: merged, no copy (the control).
+            grep -q 'line 3, edited on a' \(b)/notes.md
+            grep -q 'line 17, edited on b' \(b)/notes.md
+            test "$(ls \(b) | grep -c conflict)" = 0
+            # Inside: a's version keeps the name, b's is the copy, and status says why.
+            grep -q 'line 3, edited on a' \(b)/code/main.c
+            test "$(grep -c 'edited on b' \(b)/code/main.c)" = 0
+            ls \(b)/code | grep -q 'main (conflict from b '
+            \(bin) status \(b) | grep -qF 'not merged: merging is off for it: "*" in /code/.ubiqfsnomerge'
+            \(bin) sync --wait \(a)
+            waitfor 'ls \(a)/code | grep -q "main (conflict from b "'
+            """
+        }
     }
 }
