@@ -7,12 +7,15 @@ import Synchronization
 /// container must know it before each commit (docs/CONTAINER-FORMAT.md, rule W): listed
 /// again whenever the last listing started more than a quarter of the grace period ago,
 /// so a commit always follows a listing by less than half of it. A list is read once
-/// (lists never change but for `swept`, which a writer need not see).
+/// (lists never change but for `swept`, which a writer need not see). The generation
+/// counts the listings that brought new keys: a push checked against one generation may
+/// commit only while it is still the current one.
 final class CondemnedObjects: Sendable {
     private struct State {
         var lists: [String: Set<String>] = [:]
         var listedAt: ContinuousClock.Instant?
         var keys: Set<String> = []
+        var generation = 0
     }
 
     private let state = Mutex(State())
@@ -32,6 +35,7 @@ final class CondemnedObjects: Sendable {
     func learn(_ name: String, _ keys: [String]) {
         state.withLock { state in
             state.lists[name] = Set(keys)
+            if !state.keys.isSuperset(of: keys) { state.generation += 1 }
             state.keys.formUnion(keys)
         }
     }
@@ -43,8 +47,15 @@ final class CondemnedObjects: Sendable {
 
     /// The condemned keys, listed again if the last listing is too old.
     func current(_ calls: SyncCalls) async throws(SyncError) -> Set<String> {
+        try await listing(calls).keys
+    }
+
+    /// The condemned keys and their generation, listed again if the last listing is too old.
+    func listing(_ calls: SyncCalls) async throws(SyncError) -> (keys: Set<String>, generation: Int) {
         let refresh = grace / 4
-        if let (keys, at) = state.withLock({ state in state.listedAt.map { (state.keys, $0) } }), ContinuousClock.now - at < refresh { return keys }
+        if let listed = state.withLock({ state in state.listedAt.map { (state.keys, state.generation, $0) } }), ContinuousClock.now - listed.2 < refresh {
+            return (listed.0, listed.1)
+        }
         let started = ContinuousClock.now
         let names = try await calls.store("cannot list the collector's lists") { store throws(StoreError) in
             try await store.listAll(prefix: ContainerLayout.gcPrefix)
@@ -59,7 +70,17 @@ final class CondemnedObjects: Sendable {
             lists[name] = Set(list.keys)
         }
         let keys = lists.values.reduce(into: Set<String>()) { $0.formUnion($1) }
-        state.withLock { $0 = State(lists: lists, listedAt: started, keys: keys) }
-        return keys
+        return state.withLock { state in
+            let generation = state.generation + (state.keys.isSuperset(of: keys) ? 0 : 1)
+            state = State(lists: lists, listedAt: started, keys: keys, generation: generation)
+            return (keys, generation)
+        }
+    }
+
+    /// Right before a commit's put (W1): the listing is fresh (listed again if it is not)
+    /// and has brought no key since `generation`, the one the record was checked against.
+    func stillClear(since generation: Int, _ calls: SyncCalls) async throws(SyncError) -> Bool {
+        let now = try await listing(calls).generation
+        return now == generation && isFresh
     }
 }

@@ -12,11 +12,11 @@ import MetadataStore
 /// uploaded again under fresh keys (downloaded first if it is not here).
 extension SyncEngine {
     /// Leaves out of `plan` the entries that would name an object at risk, and starts what
-    /// brings them back (true: some local content is to be uploaded again); the listing
-    /// this relies on is at most a quarter of the grace old.
-    func withoutObjectsAtRisk(_ plan: PushPlan) async throws(SyncError) -> (PushPlan, Bool) {
-        guard format.current >= 2 else { return (plan, false) }
-        let condemned = try await self.condemned.current(calls)
+    /// brings them back (true: some local content is to be uploaded again), with the
+    /// generation of the listing it checked against (`CondemnedObjects.stillClear`).
+    func withoutObjectsAtRisk(_ plan: PushPlan) async throws(SyncError) -> (plan: PushPlan, reuploading: Bool, generation: Int) {
+        guard format.current >= 2 else { return (plan, false, 0) }
+        let (condemned, generation) = try await self.condemned.listing(calls)
         var risky: Set<Inode> = []
         var reused: [(ino: Inode, id: ItemID, keys: [String])] = []
         for entry in plan.entries {
@@ -29,11 +29,11 @@ extension SyncEngine {
             }
         }
         risky.formUnion(try await missing(reused))
-        guard !risky.isEmpty else { return (plan, false) }
+        guard !risky.isEmpty else { return (plan, false, generation) }
         let dependents = try await dependents(of: risky, in: plan)
         var kept = plan
         kept.entries.removeAll { risky.contains($0.ino) || dependents.contains($0.ino) }
-        return (kept, try await reupload(risky))
+        return (kept, try await reupload(risky), generation)
     }
 
     /// The entries that need a left-out one in the same record (`PushPlan.withDependencies`:

@@ -102,11 +102,11 @@ extension SyncEngine {
         }
         let (debounce, maxDelay) = (configuration.debounce, configuration.maxPushDelay)
         do throws(SyncError) {
-            // At most 50 rounds, or 50 lost races, should other devices keep committing;
-            // but a planned backlog (`pushOrder`) is pushed to its end: 100,000 changes
-            // are 50 records.
-            var (rounds, races) = (0, 0)
-            cycleRounds: while races < 50 && (rounds < 50 || !(pushOrder?.inodes.isEmpty ?? true)) {
+            // At most 50 rounds, or 50 that could not commit (races lost should other
+            // devices keep committing, rule W not met); but a planned backlog (`pushOrder`)
+            // is pushed to its end: 100,000 changes are 50 records.
+            var (rounds, missed, stalled) = (0, 0, false)
+            cycleRounds: while missed < 50 && (rounds < 50 || !(pushOrder?.inodes.isEmpty ?? true)) {
                 rounds += 1
                 // A change held for a writer that closed lands first, in journal order: a later
                 // record must not replace it ("applied ... when the file is closed").
@@ -122,10 +122,17 @@ extension SyncEngine {
                 let mayYield = mode == .poll || (mode == .push && rounds > 1)
                 if mayYield && signals.withLock({ $0.pushes.isBursting(at: .now, debounce: debounce, maxDelay: maxDelay) }) { break cycleRounds }
                 switch try await push() {
-                case .idle: break cycleRounds
-                case .raced: races += 1
-                case .committed, .retry: break
+                case .idle:
+                    stalled = false
+                    break cycleRounds
+                case .committed: stalled = false
+                case .raced, .retry: (missed, stalled) = (missed + 1, true)
                 }
+            }
+            // A drain whose last round could not commit (races lost to other devices, or
+            // rule W not met in time) stopped short: whoever waits for it hears so.
+            if mode == .drain && stalled {
+                throw SyncError(code: .busy, message: "the push stopped short: \(missed) of its \(rounds) rounds could not commit (another device's record took the place, or the collectors' lists could not be listed in time); what is left goes in the next sync")
             }
             reachability.set(online: true)
             lastError = nil

@@ -28,11 +28,12 @@ extension SyncEngine {
             row.itemKind == .file && row.dirtyFlags.contains(.content) && !row.deleted && !isBeingWritten(row)
         }
         let uploaded = try await uploader.upload(files)
-        var (plan, reuploading) = try await withoutObjectsAtRisk(calls.read("cannot plan the push") { db in
+        let checked = try await withoutObjectsAtRisk(calls.read("cannot plan the push") { db in
             var plan = try PushPlan.make(chosen: chosen, settled: settled, uploads: uploaded, pictures: pictures, db)
             try plan.addPictures(pictures, db)
             return plan
         })
+        var plan = checked.plan
         if !plan.settled.isEmpty {
             let settled = plan.settled
             _ = try await calls.write("cannot settle local changes") { db in
@@ -42,7 +43,7 @@ extension SyncEngine {
             }
             await purgeDeleted()
         }
-        guard !plan.entries.isEmpty || settings != nil || root != nil else { return reuploading ? .retry : .idle }
+        guard !plan.entries.isEmpty || settings != nil || root != nil else { return checked.reuploading ? .retry : .idle }
         plan.rootChangeGen = root?.changeGen
         let seq = lastSeq + 1
         var record = JournalRecord(
@@ -57,9 +58,6 @@ extension SyncEngine {
         if record.format >= 4 { record.merges = try await mergesToCommit(plan) }
         let bytes = try fitting(&plan, into: &record, seq: seq)
         let key = ContainerLayout.journalKey(seq)
-        // Rule W: the listing of what collectors condemned is at most a quarter of the
-        // grace old at the commit; else the next round plans again with a new one.
-        if record.format >= 2 && !condemned.isFresh { return .retry }
         // Until the store answers, nobody knows whether this lands: remember it durably
         // (with every change before it), so that after a power cut the record is known as
         // this device's own and settled, never applied as another's.
@@ -69,6 +67,11 @@ extension SyncEngine {
             try MetadataStore.setSetting(SettingKey.uncertainCommit, pendingJSON, db)
         }
         try await calls.syncToDisk("cannot make commit \(seq) durable as pending")
+        // Rule W (W1): the put follows a listing of what collectors condemned by at most a
+        // quarter of the grace, and that listing brought nothing new since the plan was
+        // checked; else the next round plans again. (A record never put is no commit: the
+        // pull clears its pending mark.)
+        if record.format >= 2, try await !condemned.stillClear(since: checked.generation, calls) { return .retry }
         uncertain = pending
         let won = try await calls.store("cannot commit \(key)") { store throws(StoreError) in try await store.putIfAbsent(key, bytes) }
         // "Already there" may be a retry of our own write that landed: the pull decides.

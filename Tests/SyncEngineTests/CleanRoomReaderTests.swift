@@ -48,8 +48,8 @@ import Testing
         var workload = ReaderWorkload(seed: seed)
         for _ in 0..<40 { try await workload.step(workload.rng.chance(50) ? a : b) }
         for device in [a, b, a] { try await device.sync() }
-        _ = try await a.engine.collect(grace: .milliseconds(50), horizon: .zero)
-        let compaction = try await a.engine.collect(grace: .milliseconds(50), horizon: .zero)
+        _ = try await a.engine.collect(grace: CollectionTests.shortGrace, horizon: .zero)
+        let compaction = try await a.engine.collect(grace: CollectionTests.shortGrace, horizon: .zero)
         #expect(compaction.compactedThrough != nil, "a run that compacts: \(compaction)")
         for _ in 0..<12 { try await workload.step(workload.rng.chance(50) ? a : b) }
         try await Self.leaveHistory(b)
@@ -228,7 +228,7 @@ import Testing
         _ = try await device.engine.setRetention(versions: 0, trash: 0)
         for index in 0..<20 { try device.remove("packed/p\(index).bin") }
         try await device.sync()
-        let report = try await device.engine.collect(grace: .milliseconds(50), horizon: .seconds(3600))
+        let report = try await device.engine.collect(grace: CollectionTests.shortGrace, horizon: .seconds(3600))
         let standard = ContainerSettings.Retention.standard
         _ = try await device.engine.setRetention(versions: standard.versions, trash: standard.trash)
         try await device.sync()

@@ -11,7 +11,7 @@ import Testing
 /// with every local change kept.
 @Suite struct CompactionTests {
     static func configuration() -> SyncConfiguration {
-        var configuration = CollectionTests.formatTwo(grace: .milliseconds(50))
+        var configuration = CollectionTests.formatTwo(grace: CollectionTests.shortGrace)
         configuration.gapCheckInterval = .zero
         return configuration
     }
@@ -19,8 +19,8 @@ import Testing
     /// Two runs: the first sees (or writes) the checkpoint at the head, the second
     /// compacts up to it.
     static func compact(_ device: TestDevice) async throws -> CollectionReport {
-        _ = try await device.engine.collect(grace: .milliseconds(50), horizon: .zero)
-        return try await device.engine.collect(grace: .milliseconds(50), horizon: .zero)
+        _ = try await device.engine.collect(grace: CollectionTests.shortGrace, horizon: .zero)
+        return try await device.engine.collect(grace: CollectionTests.shortGrace, horizon: .zero)
     }
 
     /// How many journal records are tombstones, and how many are records.
@@ -53,14 +53,14 @@ import Testing
         try await a.sync()
         let head = try #require(store.keys.compactMap { ContainerLayout.sequence(ofKey: $0, prefix: ContainerLayout.journalPrefix) }.max())
 
-        let first = try await a.engine.collect(grace: .milliseconds(50), horizon: .zero)
+        let first = try await a.engine.collect(grace: CollectionTests.shortGrace, horizon: .zero)
         #expect(first.compactedThrough == nil && store.keys.contains(ContainerLayout.checkpointKey(head)))
         // Before any compaction a new device replays the journal (a checkpoint would not
         // bring the history before it), and lists what a lists.
         let early = try await TestDevice(store: store, name: "early", configuration: Self.configuration())
         #expect(try Self.history(early, "f.txt") == Self.history(a, "f.txt"))
         #expect(try early.core.trash() == a.core.trash())
-        let report = try await a.engine.collect(grace: .milliseconds(50), horizon: .zero)
+        let report = try await a.engine.collect(grace: CollectionTests.shortGrace, horizon: .zero)
         #expect(report.compactedThrough == head && report.recordsCompacted == Int(head), "\(report)")
         #expect(try await Self.journal(store) == (tombstones: Int(head), records: 0))
         #expect(store.keys.filter { $0.hasPrefix(ContainerLayout.historyPrefix) } == [ContainerLayout.historyKey(first: 1, last: head)])
@@ -82,7 +82,7 @@ import Testing
         try await c.sync()
         try await a.sync()
         #expect(try await a.read("d/x.txt") == "inside")
-        _ = try await c.engine.collect(grace: .milliseconds(50), horizon: .zero)
+        _ = try await c.engine.collect(grace: CollectionTests.shortGrace, horizon: .zero)
         for device in [a, c, early] { await device.shutdown() }
     }
 
@@ -151,7 +151,7 @@ import Testing
         #expect(try await b.tree() == tree)
         #expect(try await c.tree() == tree)
 
-        let next = try await a.engine.collect(grace: .milliseconds(50), horizon: .zero)
+        let next = try await a.engine.collect(grace: CollectionTests.shortGrace, horizon: .zero)
         #expect(next.recordsCompacted == records.count - 2, "\(next)")
         #expect(try await Self.journal(store).records == 0, "every record is entombed")
         try await a.write("after.txt", "after")
@@ -212,7 +212,7 @@ import Testing
         #expect(try await d.read("f.txt") == "two")
         // Without the history before its checkpoint, d does not collect, and says why.
         do {
-            _ = try await d.engine.collect(grace: .milliseconds(50))
+            _ = try await d.engine.collect(grace: CollectionTests.shortGrace)
             Issue.record("a device without the history collected")
         } catch {
             #expect(error.code == .invalid && error.message.contains("started from checkpoint"), "\(error)")

@@ -16,7 +16,7 @@ import Testing
     @Test func aThumbnailLivesAndIsCollectedWithItsContent() async throws {
         let root = try TemporaryDirectories.make("ubiqfs-thumbnails")
         let store = try LocalFolderStore(root: root + "/store", container: "c")
-        let a = try await TestDevice(store: store, name: "a", configuration: CollectionTests.formatTwo(grace: .milliseconds(50)))
+        let a = try await TestDevice(store: store, name: "a", configuration: CollectionTests.formatTwo(grace: CollectionTests.shortGrace))
         try await a.write("photo.jpg", String(repeating: "p", count: 300_000))
         try await a.sync()
         let ino = try #require(a.inode("photo.jpg"))
@@ -42,14 +42,14 @@ import Testing
         try await a.sync()
         #expect(try await base().thumbnails?.count == 1)
         _ = try await a.engine.setRetention(versions: 0, trash: 0)
-        _ = try await a.engine.collect(grace: .milliseconds(50))
+        _ = try await a.engine.collect(grace: CollectionTests.shortGrace)
         #expect(try await store.exists(key), "kept while the content it shows is")
 
         // New content without a picture: the old one goes with the old content.
         try await a.write("holiday.jpg", String(repeating: "q", count: 300_000))
         try await a.sync()
         #expect(try await base().thumbnails == nil)
-        let report = try await a.engine.collect(grace: .milliseconds(50))
+        let report = try await a.engine.collect(grace: CollectionTests.shortGrace)
         #expect(!(try await store.exists(key)), "collected with its content: \(report)")
         await a.shutdown()
     }

@@ -31,8 +31,8 @@ import Testing
     static let origins: [(format: Int, encrypted: Bool)] = [(1, false), (2, false), (2, true), (3, false), (3, true)]
 
     static func configuration(newest: Int, encrypted: Bool) -> SyncConfiguration {
-        var configuration = encrypted ? EncryptionTests.configuration(encrypt: true) : CollectionTests.formatTwo(grace: .milliseconds(50))
-        configuration.collectionGrace = .milliseconds(50)
+        var configuration = encrypted ? EncryptionTests.configuration(encrypt: true) : CollectionTests.formatTwo(grace: CollectionTests.shortGrace)
+        configuration.collectionGrace = CollectionTests.shortGrace
         configuration.newestFormat = newest
         return configuration
     }
@@ -97,7 +97,7 @@ import Testing
 
         // The upgraded container is collected: blocks no one names go.
         _ = try await b.engine.setRetention(versions: 0, trash: 0)
-        let report = try await b.engine.collect(grace: .milliseconds(50))
+        let report = try await b.engine.collect(grace: CollectionTests.shortGrace)
         #expect(report.deleted >= 2, "\(report)")
         // The new format's setting is every device's.
         #expect(try await b.engine.setMerge(["json": true, "text": false]).merging == MergeKinds(text: false, sqlite: false, json: true))
