@@ -7,14 +7,14 @@ import ItemModel
 enum MergeMethod: String, Sendable {
     case text, sqlite, json
 
-    /// The most a file held for a merge may weigh, whatever its kind (`mergeWait`).
-    static let largestHeld: Int64 = 64 << 20
+    /// The most any kind merges: an edit here larger than this is not even read.
+    static let largestOfAnyKind: Int64 = 64 << 20
 
     /// The kind's name in records (`MergeNote.kind`) and settings.
     var name: String { rawValue }
 
     /// The most each side may weigh: text and JSON are merged in memory, databases on disk.
-    var largest: Int64 { self == .sqlite ? Self.largestHeld : 8 << 20 }
+    var largest: Int64 { self == .sqlite ? Self.largestOfAnyKind : 8 << 20 }
 
     /// The method for a file named `name` whose edit here is `ours`.
     static func of(name: String, ours: [UInt8]) -> MergeMethod {

@@ -10,15 +10,16 @@ import MetadataStore
 extension RecordApplier {
     /// The path a merge hold waits for, when `operation` is a content change of a file
     /// edited here that may merge: a kind of merge on, the edit's content here (not partly),
-    /// no program writing it, both sides changed since the version they shared, every side
-    /// small enough, the change no move, and the file not inside a `.git` folder. Nil
-    /// otherwise (the usual rules: a conflict copy).
+    /// no program writing it, both sides changed since the version they shared, the change
+    /// no move, and the file not inside a `.git` folder. Nil otherwise (the usual rules: a
+    /// conflict copy). A side too large is held too: the merge job refuses it at once,
+    /// before reading it, and the conflict says why.
     func mergeWait(_ operation: JournalOperation) throws -> String? {
         guard mayMerge, case .upsert(let item) = operation, item.kind == .file,
-              item.size <= MergeMethod.largestHeld, let row = try ItemRow.find(id: item.id, db), !row.deleted, !row.isIgnored, row.itemKind == .file,
-              row.dirtyFlags.contains(.content), row.contentState == .local, row.size <= MergeMethod.largestHeld, row.baseSeq > 0,
+              let row = try ItemRow.find(id: item.id, db), !row.deleted, !row.isIgnored, row.itemKind == .file,
+              row.dirtyFlags.contains(.content), row.contentState == .local, row.baseSeq > 0,
               !activity.hasWriters(row.inode), let base = try BaseSnapshots.find(item.id, db), base.kind == .file,
-              base.size <= MergeMethod.largestHeld, !(item.blocks ?? []).sameContent(as: base.blocks ?? []),
+              !(item.blocks ?? []).sameContent(as: base.blocks ?? []),
               // A move waits for nothing: the rest of the record (a folder's delete) counts on it.
               item.parent == base.parent, item.name == base.name
         else { return nil }

@@ -36,11 +36,12 @@ extension SyncEngine {
         let name = row.itemName.description
         let generation = activity.writeGeneration(row.inode)
         // Not read whole when no kind would take it (the row's size lags behind the edit).
-        if (cache.status(row.inode)?.size ?? 0) > MergeMethod.largestHeld { return .unmerged("larger than \(MergeMethod.largestHeld >> 20) MiB") }
+        if (cache.status(row.inode)?.size ?? 0) > MergeMethod.largestOfAnyKind { return .unmerged("larger than \(MergeMethod.largestOfAnyKind >> 20) MiB") }
         guard let ours = readLocal(row.inode) else { return .unmerged("the edit here cannot be read") }
         let method = MergeMethod.of(name: name, ours: ours)
         if let reason = method.refusal(kinds) { return .unmerged(reason) }
-        guard Int64(ours.count) <= method.largest else { return .unmerged("larger than \(method.largest >> 20) MiB") }
+        // Each side within the kind's bound, the other two before they are fetched.
+        guard max(Int64(ours.count), theirs.size, base.size) <= method.largest else { return .unmerged("larger than \(method.largest >> 20) MiB") }
         if method == .sqlite, let reason = try await journalRefusal(row) { return .unmerged(reason) }
         let (baseBytes, theirBytes): ([UInt8], [UInt8])
         do {

@@ -42,12 +42,14 @@ import Testing
         """
 
     /// a and b share `app.db`; a runs `theirs`, syncs; b runs `ours`, syncs; a syncs. b's tree.
-    static func edit(theirs: String, ours: String, kinds: [String: Bool] = ["sqlite": true], beside: [String: String] = [:]) async throws -> (tree: [String: [UInt8]], conflicts: [String], a: TestDevice, b: TestDevice) {
+    static func edit(
+        theirs: String, ours: String, kinds: [String: Bool] = ["sqlite": true], beside: [String: String] = [:], schema: String = Self.schema
+    ) async throws -> (tree: [String: [UInt8]], conflicts: [String], a: TestDevice, b: TestDevice) {
         let store = InMemoryStore()
         let a = try await TestDevice(store: store, name: "a")
         let b = try await TestDevice(store: store, name: "b")
         _ = try await a.engine.setMerge(kinds)
-        let base = try Self.database(Self.schema)
+        let base = try Self.database(schema)
         try await a.write("app.db", base)
         try await a.sync()
         try await b.sync()
@@ -95,6 +97,25 @@ import Testing
         #expect(copies.count == 1, "\(what): \(result.tree.keys.sorted()) \(merges)")
         #expect(result.conflicts.count == 1 && result.conflicts[0].contains(says), "\(what): \(result.conflicts)")
         for path in ["app.db"] + copies { #expect(try Self.rows(try #require(result.tree[path])).integrity == "ok", "\(what): \(path)") }
+        await result.a.shutdown()
+        await result.b.shutdown()
+    }
+
+    /// The bound on what merges (64 MiB): rows changed on each side of a database just
+    /// over it keep the copy and say why; the same edits just under it merge (the control).
+    @Test(arguments: [(63, true), (64, false)])
+    func aDatabaseOverSixtyFourMiBKeepsTheCopy(blobMiB: Int, merges: Bool) async throws {
+        let schema = Self.schema + "CREATE TABLE blobs(id INTEGER PRIMARY KEY, data BLOB); INSERT INTO blobs VALUES (1, zeroblob(\(blobMiB << 20)));"
+        let result = try await Self.edit(theirs: "INSERT INTO notes VALUES (10, 'a')", ours: "INSERT INTO notes VALUES (20, 'b')", schema: schema)
+        let size = try #require(result.tree["app.db"]).count
+        #expect((size <= 64 << 20) == merges, "\(size)")
+        let copies = result.tree.keys.filter { $0.hasPrefix("app (conflict from b ") }
+        if merges {
+            #expect(copies.isEmpty && result.conflicts.isEmpty, "\(result.conflicts)")
+            #expect(try Self.rows(try #require(result.tree["app.db"])).rows == ["1=one", "2=two", "3=three", "4=four", "10=a", "20=b"])
+        } else {
+            #expect(copies.count == 1 && result.conflicts.count == 1 && result.conflicts[0].contains("(not merged: larger than 64 MiB)"), "\(result.conflicts)")
+        }
         await result.a.shutdown()
         await result.b.shutdown()
     }

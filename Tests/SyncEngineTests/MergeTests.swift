@@ -120,6 +120,29 @@ import Testing
 
     /// A program writing the file here when the other version arrives: no merge under it
     /// (the copy, as before), and the program keeps its file.
+    /// Text merges in memory, up to 8 MiB a side: lines a appended that take its version
+    /// just over it keep the copy and say why; just under it they merge (the control).
+    @Test(arguments: [((8 << 20) - 1024, true), (8 << 20, false)])
+    func aSideOverEightMiBKeepsTheCopy(appended: Int, merges: Bool) async throws {
+        let store = InMemoryStore()
+        let (a, b) = try await Self.devices(store)
+        let line = String(repeating: "x", count: 63) + "\n"
+        let theirs = Self.base + String(repeating: line, count: appended / line.utf8.count)
+        try await a.write("notes.md", theirs)
+        try await a.sync()
+        try await b.write("notes.md", Self.replacing(7, with: "line 7, from b"))
+        try await b.sync()
+        let conflicts = await b.engine.status().conflicts
+        if merges {
+            let merged = try await b.read("notes.md")
+            #expect(conflicts.isEmpty && merged == Self.replacing(7, with: "line 7, from b", in: theirs), "\(conflicts)")
+        } else {
+            #expect(conflicts.count == 1 && conflicts[0].contains("(not merged: larger than 8 MiB)"), "\(conflicts)")
+            #expect(try await b.tree().keys.count == 2)
+        }
+        for device in [a, b] { await device.shutdown() }
+    }
+
     @Test func aFileBeingWrittenIsNeverMergedUnderItsWriter() async throws {
         let store = InMemoryStore()
         let (a, b) = try await Self.devices(store)
