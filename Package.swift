@@ -4,7 +4,8 @@ import PackageDescription
 /// Modules and their one-way dependencies (see docs/ARCHITECTURE.md):
 /// Inodes (leaf) -> FuseKit, FileCoordinator, MetadataStore, ContentCache;
 /// CFuse3 -> FuseKit; ItemModel -> ContainerStore, MetadataStore, ContentCache; IgnoreRules (a pure leaf); Merging (pure: ItemModel,
-/// IgnoreRules); DatabaseMerge (ItemModel, GRDB: users' SQLite files); S3Store (ContainerStore over HTTP);
+/// IgnoreRules); DatabaseMerge (ItemModel, GRDB: users' SQLite files); ContentChunking (pure: ItemModel, swift-crypto;
+/// content-defined chunks, not wired in yet); S3Store (ContainerStore over HTTP);
 /// ContainerCrypto (keys, sealing, `SealedStore` over any store); SyncEngine uses the stores, crypto, metadata, cache, coordinator and merges;
 /// Thumbnails (the desktop's thumbnail cache and thumbnailers) -> ThumbnailService (pictures made, committed
 /// and installed, over the engine's `ThumbnailEvents`); CloudFileSystem glues FuseKit to all of them; `ubiqfs` is the command line.
@@ -35,6 +36,7 @@ let package = Package(
         .target(name: "IgnoreRules"),
         .target(name: "Merging", dependencies: ["ItemModel", "IgnoreRules"]),
         .target(name: "DatabaseMerge", dependencies: ["ItemModel", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "ContentChunking", dependencies: ["ItemModel", .product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "FileCoordinator", dependencies: ["Inodes"]),
         .target(name: "ContainerStore", dependencies: ["ItemModel"]),
         .target(
@@ -104,6 +106,7 @@ let package = Package(
         .testTarget(name: "IgnoreRulesTests", dependencies: ["IgnoreRules", "ItemModel"]),
         .testTarget(name: "MergingTests", dependencies: ["Merging", "ItemModel"]),
         .testTarget(name: "DatabaseMergeTests", dependencies: ["DatabaseMerge", "ItemModel", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "ContentChunkingTests", dependencies: ["ContentChunking", "ItemModel", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "ItemModel"]),
         .testTarget(name: "FileCoordinatorTests", dependencies: ["FileCoordinator", "Inodes", "ItemModel"]),
         // Starts and stops a real SeaweedFS server for the tests that need an S3 service.
