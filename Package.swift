@@ -106,7 +106,10 @@ let package = Package(
         .testTarget(name: "IgnoreRulesTests", dependencies: ["IgnoreRules", "ItemModel"]),
         .testTarget(name: "MergingTests", dependencies: ["Merging", "ItemModel"]),
         .testTarget(name: "DatabaseMergeTests", dependencies: ["DatabaseMerge", "ItemModel", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "ContentChunkingTests", dependencies: ["ContentChunking", "ItemModel", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(
+            name: "ContentChunkingTests",
+            dependencies: ["ContentChunking", "ItemModel", .product(name: "Crypto", package: "swift-crypto"), .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "ItemModel"]),
         .testTarget(name: "FileCoordinatorTests", dependencies: ["FileCoordinator", "Inodes", "ItemModel"]),
         // Starts and stops a real SeaweedFS server for the tests that need an S3 service.

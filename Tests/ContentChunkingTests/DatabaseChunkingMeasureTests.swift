@@ -1,0 +1,125 @@
+import ContentChunking
+import Crypto
+import Foundation
+import GRDB
+import ItemModel
+import Testing
+
+/// What ten rows changed in a real SQLite database of about 200 MiB cost under each chunk
+/// average (issue 41's goal: under 1 MiB uploaded), in content and in manifest: the bytes
+/// of new chunks, and the manifest a record carries, either one reference per chunk or
+/// list pages (the chunk list cut after each chunk whose hash starts below 1/64 of the
+/// range, at most 256 entries a page), of which only pages that changed are new and the
+/// record names each page. SQLite's own integrity check on the edited file shows the edit
+/// is one SQLite made. Printed to choose the sizes; nothing is held to a bound.
+@Suite struct DatabaseChunkingMeasureTests {
+    static let rows = 1_000_000
+    static let averages = [16 << 10, 32 << 10, 64 << 10, 256 << 10]
+
+    @Test func tenRowsOfALargeDatabase() throws {
+        let folder = NSTemporaryDirectory() + "ubiqfs-chunk-db-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/notes.db"
+        var rng = TestContent.generator(41)
+        try Self.make(path, &rng)
+        let old = Array(try #require(FileManager.default.contents(atPath: path)))
+        try Self.changeTenRows(path, &rng)
+        let new = Array(try #require(FileManager.default.contents(atPath: path)))
+        #expect(try Self.integrity(path) == "ok")
+
+        var lines = [
+            "DatabaseChunkingMeasureTests: seed \(TestContent.seed), \(String(format: "%.1f", Double(new.count) / 1_048_576)) MiB database, ten rows updated, unkeyed",
+            "| average | chunks | new chunks | manifest, one reference a chunk | manifest as list pages: new pages + page references | total with pages |",
+            "|---|---|---|---|---|---|",
+        ]
+        for average in Self.averages {
+            let parameters = try ChunkerParameters.unkeyed(average: average)
+            lines.append(Self.row("\(average >> 10) KiB", old: old, oldCuts: Chunker.cuts(of: old, parameters: parameters), new: new, newCuts: Chunker.cuts(of: new, parameters: parameters)))
+        }
+        lines.append(Self.row("fixed 4 MiB", old: old, oldCuts: TestContent.fixedCuts(old.count, size: 4 << 20), new: new, newCuts: TestContent.fixedCuts(new.count, size: 4 << 20)))
+        print(lines.joined(separator: "\n"))
+        #expect(new != old)
+    }
+
+    /// `rows` notes with a title, a body of about 180 bytes and a time, indexed by time.
+    static func make(_ path: String, _ rng: inout SplitMix64) throws {
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT NOT NULL, updated INTEGER NOT NULL)")
+            try db.execute(sql: "CREATE INDEX notes_updated ON notes(updated)")
+            let insert = try db.makeStatement(sql: "INSERT INTO notes VALUES (?, ?, ?, ?)")
+            for id in 1...rows {
+                try insert.execute(arguments: [id, Self.words(4, &rng), Self.words(28, &rng), 1_700_000_000 + id])
+            }
+        }
+        try queue.close()
+    }
+
+    /// Ten notes at random, given a new body and time, in one transaction (rollback journal).
+    static func changeTenRows(_ path: String, _ rng: inout SplitMix64) throws {
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            for index in 0..<10 {
+                try db.execute(sql: "UPDATE notes SET body = ?, updated = ? WHERE id = ?", arguments: [Self.words(28, &rng), 1_800_000_000 + index, 1 + rng.below(rows)])
+            }
+        }
+        try queue.close()
+    }
+
+    static func integrity(_ path: String) throws -> String? {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        return try queue.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") }
+    }
+
+    static func words(_ count: Int, _ rng: inout SplitMix64) -> String {
+        (0..<count).map { _ in String(decoding: (0..<(2 + rng.below(6))).map { _ in UInt8(97 + rng.below(26)) }, as: UTF8.self) }.joined(separator: " ")
+    }
+
+    /// One table row: the chunks, the new chunks' bytes, and both manifests.
+    static func row(_ name: String, old: [UInt8], oldCuts: [Int], new: [UInt8], newCuts: [Int]) -> String {
+        let changed = TestContent.newChunks(old: old, oldCuts: oldCuts, new: new, newCuts: newCuts)
+        let oldHashes = TestContent.chunkHashes(old, oldCuts)
+        let newHashes = TestContent.chunkHashes(new, newCuts)
+        let lengths = zip([0] + newCuts, newCuts).map { $1 - $0 }
+        let entries = zip(newHashes, lengths).map { Self.entryBytes($0, length: $1) }
+        let flat = entries.reduce(0, +) + entries.count + 1
+        let oldPages = Set(Self.pages(oldHashes).map { $0.map { oldHashes[$0] } })
+        var (newPageBytes, references) = (0, 0)
+        for page in Self.pages(newHashes) {
+            let bytes = page.reduce(2) { $0 + entries[$1] + 1 }
+            // A page's reference: its hash, length and place, and the content bytes and chunks it covers.
+            references += Self.entryBytes(SHA256.hash(data: Array("page \(page[0])".utf8)), length: bytes) + 30
+            if !oldPages.contains(page.map { newHashes[$0] }) { newPageBytes += bytes }
+        }
+        return "| \(name) | \(newCuts.count) | \(mib(changed.bytes)) (\(changed.count)) | \(mib(flat)) | \(mib(newPageBytes)) + \(mib(references)) | \(mib(changed.bytes + newPageBytes + references)) |"
+    }
+
+    /// The chunk list cut into pages (indices into it): a page ends after a chunk whose
+    /// hash's first two bytes are below 1024, or at 256 entries.
+    static func pages(_ hashes: [SHA256.Digest]) -> [[Int]] {
+        var (pages, page) = ([[Int]](), [Int]())
+        for (index, hash) in hashes.enumerated() {
+            page.append(index)
+            let head = hash.withUnsafeBytes { Int($0[0]) << 8 | Int($0[1]) }
+            if head < 1024 || page.count == 256 {
+                pages.append(page)
+                page = []
+            }
+        }
+        if !page.isEmpty { pages.append(page) }
+        return pages
+    }
+
+    /// A packed chunk's reference as a record spells it today (`{"h", "n", "p", "o"}`).
+    static func entryBytes(_ hash: SHA256.Digest, length: Int) -> Int {
+        let hex = hash.map { String(format: "%02x", $0) }.joined()
+        let reference = BlockReference(hash: hex, length: Int64(length), pack: String(repeating: "0", count: 32), offset: 7_654_321)
+        return (try? JSONEncoder().encode(reference).count) ?? 0
+    }
+
+    static func mib(_ bytes: Int) -> String {
+        String(format: "%.2f MiB", Double(bytes) / 1_048_576)
+    }
+}
