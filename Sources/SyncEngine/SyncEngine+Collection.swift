@@ -17,6 +17,7 @@ extension SyncEngine {
     func withoutObjectsAtRisk(_ plan: PushPlan) async throws(SyncError) -> (plan: PushPlan, reuploading: Bool, generation: Int) {
         guard format.current >= 2 else { return (plan, false, 0) }
         let (condemned, generation) = try await self.condemned.listing(calls)
+        let plan = Self.withoutPicturesAtRisk(plan, condemned)
         var risky: Set<Inode> = []
         var reused: [(ino: Inode, id: ItemID, keys: [String])] = []
         for entry in plan.entries {
@@ -34,6 +35,22 @@ extension SyncEngine {
         var kept = plan
         kept.entries.removeAll { risky.contains($0.ino) || dependents.contains($0.ino) }
         return (kept, try await reupload(risky), generation)
+    }
+
+    /// `plan` without the pictures made here that name a condemned object (W2: stored at
+    /// the start of a push, a pack of them may be condemned while a large upload goes on):
+    /// they stay made, to be stored anew by a later push; the items' changes go now.
+    nonisolated static func withoutPicturesAtRisk(_ plan: PushPlan, _ condemned: Set<String>) -> PushPlan {
+        var plan = plan
+        for index in plan.entries.indices where plan.pictured.contains(plan.entries[index].itemID) {
+            guard case .upsert(var item) = plan.entries[index].change, let thumbnails = item.thumbnails else { continue }
+            let safe = thumbnails.filter { !$0.blocks.compactMap(ContainerLayout.objectKey(of:)).contains(where: condemned.contains) }
+            guard safe.count != thumbnails.count else { continue }
+            item.thumbnails = safe.isEmpty ? nil : safe
+            plan.entries[index].change = .upsert(item)
+            plan.pictured.remove(item.id)
+        }
+        return plan
     }
 
     /// The entries that need a left-out one in the same record (`PushPlan.withDependencies`:

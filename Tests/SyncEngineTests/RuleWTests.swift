@@ -61,6 +61,68 @@ import Testing
         for device in [a, b] { await device.shutdown() }
     }
 
+    /// A store on which a collector lists `packs/` right after the next pack is put, and
+    /// condemns it (nothing names it yet).
+    final class CondemningStore: ForwardingStore, Sendable {
+        let base: any ContainerStore
+        let armed = Mutex(false)
+        let condemned = Mutex<String?>(nil)
+
+        init(base: any ContainerStore) { self.base = base }
+
+        func put(_ key: String, _ bytes: [UInt8]) async throws(StoreError) {
+            try await base.put(key, bytes)
+            let fire = key.hasPrefix(ContainerLayout.packPrefix) && armed.withLock { armed in
+                defer { armed = false }
+                return armed
+            }
+            guard fire else { return }
+            condemned.withLock { $0 = key }
+            let list = CondemnedList(run: "collector", device: "collector", head: 1, created: Timestamp.now(), keys: [key], bytes: Int64(bytes.count))
+            let encoded: [UInt8]
+            do { encoded = try RecordCodec.encode(list) } catch { preconditionFailure("a list encodes") }
+            try await base.put(ContainerLayout.gcPrefix + "collector.condemned", encoded)
+        }
+    }
+
+    /// Pictures are stored at the start of a push; a collector that condemns their pack
+    /// before the push lists `gc/` keeps them out of the record (W2): the record names no
+    /// condemned object, and the pictures go in a fresh pack with the next record. Without
+    /// the list (the control) they go in the first.
+    @Test(arguments: [true, false])
+    func picturesACollectorCondemnedWaitForAFreshPack(condemn: Bool) async throws {
+        let base = InMemoryStore()
+        let store = CondemningStore(base: base)
+        let a = try await TestDevice(store: store, name: "a", configuration: CollectionTests.formatTwo(grace: CollectionTests.shortGrace))
+        try await a.write("photo.jpg", String(repeating: "p", count: 300_000))
+        try await a.sync()
+        let ino = try #require(a.inode("photo.jpg"))
+        let id = try #require(try await a.metadata.read { db in try ItemRow.find(ino: ino, db) }).itemID
+        let png = (0..<3000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+        try await a.metadata.write { db in
+            let content = try #require(try BaseSnapshots.find(id, db)).blocks ?? []
+            try MadeThumbnails.record(id, content: content, pictures: [256: png], db)
+        }
+        store.armed.withLock { $0 = condemn }
+        let records = Self.journalCount(base)
+        // The listing this push checks against is made after the pack's put.
+        try await Task.sleep(for: CollectionTests.shortGrace / 2)
+        try await a.sync()
+        let thumbnails = try await a.metadata.read { db in try BaseSnapshots.find(id, db)?.thumbnails }
+        let pack = try #require(thumbnails?.first?.blocks.first?.pack)
+        #expect(try await a.metadata.read { db in try MadeThumbnails.items(db) }.isEmpty)
+        if let condemned = store.condemned.withLock({ $0 }) {
+            for key in base.keys where key.hasPrefix(ContainerLayout.journalPrefix) {
+                let text = String(decoding: try await base.get(key), as: UTF8.self)
+                #expect(!text.contains(String(condemned.dropFirst(ContainerLayout.packPrefix.count))), "\(key) names the condemned \(condemned)")
+            }
+            #expect(ContainerLayout.packKey(pack) != condemned && Self.journalCount(base) == records + 2)
+        } else {
+            #expect(!condemn && Self.journalCount(base) == records + 1)
+        }
+        await a.shutdown()
+    }
+
     static func putList(_ store: InMemoryStore, run: String, keys: [String]) async throws {
         let list = CondemnedList(run: run, device: "collector", head: 1, created: Timestamp.now(), keys: keys, bytes: 1)
         try await store.put(ContainerLayout.gcPrefix + run + ".condemned", try RecordCodec.encode(list))
