@@ -82,16 +82,25 @@ import Testing
                 return leases
             }
         }
-        try await eventually("r2 queued") { coordinator.waiters(1) == ["w", "r2"] }
-        #expect(log.all.isEmpty)
+        do {
+            try await eventually("r2 queued") { coordinator.waiters(1) == ["w", "r2"] }
+            #expect(log.all.isEmpty)
 
-        reader.release()
-        let writerLeases = try await value(of: writer)
-        #expect(coordinator.holders(1) == ["w"])
-        #expect(coordinator.waiters(1) == ["r2"])
-        #expect(log.all == ["w"])
-        writerLeases.release()
-        try await value(of: lateReader).release()
+            reader.release()
+            let writerLeases = try await value(of: writer)
+            #expect(coordinator.holders(1) == ["w"])
+            #expect(coordinator.waiters(1) == ["r2"])
+            #expect(log.all == ["w"])
+            writerLeases.release()
+            try await value(of: lateReader).release()
+        } catch {
+            // Leases still granted after the test gave up are released, so that the failure
+            // is reported instead of a dropped lease stopping the whole run.
+            reader.release()
+            (try? await writer.value)?.release()
+            await lateReader.value.release()
+            throw error
+        }
         #expect(log.all == ["w", "r2"])
         #expect(coordinator.snapshot().isEmpty)
     }

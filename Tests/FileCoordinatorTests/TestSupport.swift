@@ -15,9 +15,10 @@ func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
 
 struct NeverHappened: Error {}
 
-/// Polls `condition` until it holds; records a failure after `limit`.
+/// Polls `condition` until it holds; records a failure after `limit` (a hang guard: a
+/// cooperative pool kept busy by other suites may hold a step back for many seconds).
 func eventually(
-    _ what: String, within limit: Duration = .seconds(30),
+    _ what: String, within limit: Duration = .seconds(120),
     sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: () -> Bool
 ) async throws {
@@ -80,7 +81,7 @@ extension FileCoordinator {
 /// Awaits a Task's value for at most `limit`, so a lost wake-up fails the test with a
 /// message instead of hanging the whole run.
 func value<T: Sendable, Failure: Error>(
-    of task: Task<T, Failure>, within limit: Duration = .seconds(30),
+    of task: Task<T, Failure>, within limit: Duration = .seconds(120),
     sourceLocation: SourceLocation = #_sourceLocation
 ) async throws -> T {
     let once = Once<Result<T, any Error>?>()
