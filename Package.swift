@@ -5,8 +5,8 @@ import PackageDescription
 /// Inodes (leaf) -> FuseKit, FileCoordinator, MetadataStore, ContentCache;
 /// CFuse3 -> FuseKit; ItemModel -> ContainerStore, MetadataStore, ContentCache; IgnoreRules (a pure leaf); Merging (pure: ItemModel,
 /// IgnoreRules); DatabaseMerge (ItemModel, GRDB: users' SQLite files); ContentChunking (pure: ItemModel, swift-crypto;
-/// content-defined chunks, not wired in yet); S3Store (ContainerStore over HTTP);
-/// ContainerCrypto (keys, sealing, `SealedStore` over any store); SyncEngine uses the stores, crypto, metadata, cache, coordinator and merges;
+/// content-defined chunks); S3Store (ContainerStore over HTTP);
+/// ContainerCrypto (keys, sealing, `SealedStore` over any store); SyncEngine uses the stores, crypto, metadata, cache, coordinator, merges and chunking;
 /// Thumbnails (the desktop's thumbnail cache and thumbnailers) -> ThumbnailService (pictures made, committed
 /// and installed, over the engine's `ThumbnailEvents`); CloudFileSystem glues FuseKit to all of them; `ubiqfs` is the command line.
 let package = Package(
@@ -69,6 +69,7 @@ let package = Package(
             name: "SyncEngine",
             dependencies: [
                 "ItemModel", "Inodes", "ContainerStore", "ContainerCrypto", "MetadataStore", "ContentCache", "FileCoordinator", "Merging", "DatabaseMerge",
+                "ContentChunking",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -15,6 +15,9 @@ public struct ContainerCipher: Sendable {
     private let nameKey: [UInt8]
     private let contentKey: [UInt8]
     private let metadataKey: [UInt8]
+    /// The key of the chunker's gear table (`ChunkerParameters.keyed`): cuts of content say
+    /// nothing of it to whoever lacks the key. It names and seals nothing.
+    public let chunkingKey: [UInt8]
     var names: SymmetricKey { SymmetricKey(data: nameKey) }
     var content: SymmetricKey { SymmetricKey(data: contentKey) }
     var metadata: SymmetricKey { SymmetricKey(data: metadataKey) }
@@ -28,6 +31,7 @@ public struct ContainerCipher: Sendable {
         nameKey = derive("names")
         contentKey = derive("content")
         metadataKey = derive("metadata")
+        chunkingKey = derive("chunking")
     }
 
     public init(masterBytes: [UInt8], container: String) {

@@ -20,6 +20,7 @@ struct ContentUploader: Sendable {
     let transfers: TransferTable
     let gate: TransferGate
     let condemned: CondemnedObjects
+    let cutting: BlockCutting
     let uncertain = UncertainBlocks()
     var reader: LocalContentReader { LocalContentReader(cache: cache, coordinator: coordinator) }
 
@@ -76,10 +77,13 @@ struct ContentUploader: Sendable {
         let generation = activity.writeGeneration(ino)
         let fd = try reader.open(ino, name: name)
         defer { close(fd) }
+        // The committed version's blocks are stored: an edit sends only the others.
+        let committed = try await calls.read("cannot read the committed content of \(name)") { db in try BaseSnapshots.find(row.itemID, db)?.blocks ?? [] }
+        let known = Dictionary(committed.filter { $0.inline == nil }.map { ($0.hash, $0) }) { first, _ in first }
         transfers.begin(ino, .upload, total: cache.status(fd: fd)?.size ?? 0)
         var failure: String? = "upload interrupted"
         defer { transfers.end(ino, error: failure) }
-        guard let (blocks, size) = try await storeBlocks(ino, fd: fd, name: name) else {
+        guard let (blocks, size) = try await storeBlocks(ino, fd: fd, name: name, known: known) else {
             failure = nil
             return nil
         }
@@ -96,40 +100,33 @@ struct ContentUploader: Sendable {
         return ContentUpload(blocks: blocks, size: size, mtime: status.mtime, writeGeneration: generation)
     }
 
-    /// Reads and stores every block; the manifest in order and the bytes read, or nil if
-    /// the file was deleted meanwhile. A block is read only once the gate admits its
-    /// transfer, so the gate bounds the bytes in memory.
-    private func storeBlocks(_ ino: Inode, fd: Int32, name: String) async throws(SyncError) -> ([BlockReference], Int64)? {
+    /// Reads and stores every block (`BlockSource`); the manifest in order and the bytes
+    /// read, or nil if the file was deleted meanwhile. A block read waits for the gate to
+    /// admit its transfer before the next is read, so the gate bounds the bytes in memory.
+    private func storeBlocks(_ ino: Inode, fd: Int32, name: String, known: [String: BlockReference]) async throws(SyncError) -> ([BlockReference], Int64)? {
         var blocks: [BlockReference?] = []
-        var offset: Int64 = 0
-        var deleted = false
+        var source = BlockSource(reader: reader, ino: ino, fd: fd, name: name, cutting: cutting)
+        var (offset, deleted) = (Int64(0), false)
         let failed = FailureFlag()
         do {
             try await withThrowingTaskGroup(of: (Int, BlockReference).self) { group in
                 // A failed block stops the reading: the group's next result is its error.
-                while !failed.isSet {
+                reading: while !failed.isSet {
                     try Task.checkCancellation(or: SyncError(code: .cancelled, message: "upload cancelled"))
-                    let wanted = info.writtenBlockLength(index: blocks.count)
-                    let ticket = try await gate.admit(bytes: Int64(wanted))
-                    let read: [UInt8]?
-                    do { read = try await reader.read(ino, fd: fd, count: wanted, at: offset, name: name) } catch {
-                        ticket.finish(completed: false)
-                        throw error
-                    }
-                    guard let bytes = read else {
-                        ticket.finish(completed: false)
+                    let bytes: [UInt8]
+                    switch try await source.next() {
+                    case .block(let block): bytes = block
+                    case .end: break reading
+                    case .deleted:
                         deleted = true
-                        break
+                        break reading
                     }
-                    if bytes.isEmpty {
-                        ticket.finish(completed: false)
-                        break
-                    }
+                    let ticket = try await gate.admit(bytes: Int64(bytes.count))
                     let index = blocks.count
                     blocks.append(nil)
                     group.addTask {
                         do {
-                            let block = try await storeBlock(bytes, name: name, ticket: ticket)
+                            let block = try await storeBlock(bytes, name: name, ticket: ticket, known: known)
                             transfers.advance(ino, by: block.length)
                             return (index, block)
                         } catch {
@@ -138,7 +135,6 @@ struct ContentUploader: Sendable {
                         }
                     }
                     offset += Int64(bytes.count)
-                    if bytes.count < wanted { break }
                 }
                 while let (index, block) = try await group.next() { blocks[index] = block }
             }
@@ -153,8 +149,7 @@ struct ContentUploader: Sendable {
     func store(_ bytes: [UInt8], name: String) async throws(SyncError) -> [BlockReference] {
         var blocks: [BlockReference] = []
         var start = 0
-        while start < bytes.count {
-            let end = min(start + info.writtenBlockLength(index: blocks.count), bytes.count)
+        for end in cutting.cuts(of: bytes) {
             let ticket = try await gate.admit(bytes: Int64(end - start))
             blocks.append(try await storeBlock(Array(bytes[start..<end]), name: name, ticket: ticket))
             start = end
@@ -163,11 +158,16 @@ struct ContentUploader: Sendable {
     }
 
     /// Hashes the block and puts it (a large one unless the store has it already), in the
-    /// turn `ticket` was given.
-    private func storeBlock(_ bytes: [UInt8], name: String, ticket: TransferGate.Ticket) async throws(SyncError) -> BlockReference {
+    /// turn `ticket` was given; one of `known` (the committed version's, by name) is named
+    /// where it is, with no request, unless a collector condemned it.
+    private func storeBlock(_ bytes: [UInt8], name: String, ticket: TransferGate.Ticket, known: [String: BlockReference] = [:]) async throws(SyncError) -> BlockReference {
         do throws(SyncError) {
             let codec = calls.codec
             let hash = await OffloadedWork.run { codec.name(of: bytes) }
+            if let reference = known[hash], reference.length == Int64(bytes.count), let key = ContainerLayout.objectKey(of: reference), !condemned.contains(key) {
+                ticket.finish(completed: true, moved: 0)
+                return reference
+            }
             if format.current >= 2 && condemned.contains(ContainerLayout.blockKey(hash)) {
                 return try await storeAnew(bytes, hash: hash, name: name, ticket: ticket)
             }

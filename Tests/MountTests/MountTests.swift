@@ -509,7 +509,7 @@ import Testing
             \(bin) sync \(a) --wait
             dd if=big.bin of=expected.out bs=1M skip=40 count=1 status=none
             """)
-        // Blocks of 4 MiB at 0.3 s each.
+        // Blocks (chunks of about 1 MiB, at most 4) at 0.3 s each.
         let b = try await fixture.mount("b", extra: ["--store-faults", "latency=300ms,blocks"])
         try await fixture.sh("""
             start=$(date +%s%N)
@@ -518,13 +518,13 @@ import Testing
             test "$(getfattr --only-values -n user.ubiqfs.state \(b)/big.bin)" = partial
             test "$elapsed" -lt 2500 || { echo "the middle took $elapsed ms" >&2; exit 1; }
             cmp expected.out middle.out
-            # The block read and what the kernel reads ahead (no readahead of ours
-            # before 4 MiB of sequential reading): at most 12 MiB of 64.
+            # The blocks read and what the kernel reads ahead (no readahead of ours
+            # before 4 MiB of sequential reading): 1 to 12 MiB of 64.
             sleep 1
             blocks=$(stat -c %b \(b)/big.bin)
-            test "$blocks" -ge 8192 && test "$blocks" -le 24576 || { echo "$blocks sectors here after a 1 MiB read" >&2; exit 1; }
+            test "$blocks" -ge 2048 && test "$blocks" -le 24576 || { echo "$blocks sectors here after a 1 MiB read" >&2; exit 1; }
             progress=$(getfattr --only-values -n user.ubiqfs.progress \(b)/big.bin)
-            test "$progress" -ge 6 && test "$progress" -le 19 || { echo "progress $progress" >&2; exit 1; }
+            test "$progress" -ge 1 && test "$progress" -le 19 || { echo "progress $progress" >&2; exit 1; }
             cmp big.bin \(b)/big.bin
             for i in $(seq 1 100); do [ "$(getfattr --only-values -n user.ubiqfs.state \(b)/big.bin)" = local ] && break; sleep 0.1; done
             test "$(getfattr --only-values -n user.ubiqfs.state \(b)/big.bin)" = local

@@ -199,7 +199,8 @@ import Testing
         let a = try await fixture.mount("a")
         let b = try await fixture.mount("b")
         let bin = MountFixture.binary
-        // Two 4 MiB blocks per version: a torn read would mix letters within one read pass.
+        // Several blocks per version (the leading two, then chunks of up to 4 MiB): a torn
+        // read would mix letters within one read pass.
         try await fixture.sh("""
             \(Self.helpers)
             python3 -c "open('\(a)/doc.bin','wb').write(b'a' * (8 << 20))"
