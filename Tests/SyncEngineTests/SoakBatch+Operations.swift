@@ -81,7 +81,7 @@ extension SoakBatch {
         var kind = ""
         var line = ""
         do {
-            switch rng.below(29) {
+            switch rng.below(31) {
             case 0..<3:
                 kind = "create"
                 let path = inside(rng.pick(folderPaths)!, rng.pick(Self.fileNames)!)
@@ -210,6 +210,33 @@ extension SoakBatch {
                 try device.link(item.path, path)
                 // A new name is a change of the item: it keeps an item deleted elsewhere.
                 touch(chain(item.path) + chain(folder(path)))
+            case 29:
+                // Past the first MiB, files are cut into content-defined chunks: a large
+                // file, or a line inserted into one, shifts everything after it.
+                kind = "insert"
+                guard let file = rng.pick(writable) else { return "insert: no file" }
+                let content = try await device.readBytes(file.path)
+                let inserted: [UInt8]
+                if content.count < 1 << 20 {
+                    inserted = content + Self.largeText(token, lines: 25_000 + rng.below(25_000))
+                    line = "insert \(file.path): \(inserted.count) bytes ending with \(token.debugDescription)"
+                } else {
+                    let at = rng.below(content.count)
+                    inserted = Array(content[..<at]) + Array("\(token)\n".utf8) + Array(content[at...])
+                    line = "insert \(file.path) at \(at): \(token.debugDescription)"
+                }
+                try await device.write(file.path, inserted)
+                contentChanged(file)
+            case 30:
+                kind = "in place"
+                guard let file = rng.pick(writable.filter { (try? device.core.attributes($0.ino).size) ?? 0 > 1 << 20 }) else { return "in place: no large file" }
+                let size = Int(try device.core.attributes(file.ino).size)
+                let at = rng.below(size - token.utf8.count)
+                line = "in place \(file.path) at \(at): \(token.debugDescription)"
+                let handle = try await device.open(file.ino, flags: O_WRONLY)
+                defer { device.core.release(handle: handle) }
+                _ = try await device.core.write(handle: handle, bytes: Array(token.utf8), offset: Int64(at))
+                contentChanged(file)
             default:
                 kind = "evict"
                 guard let item = rng.pick(all.filter { $0.kind != .symlink }) else { return "evict: nothing" }
@@ -225,6 +252,17 @@ extension SoakBatch {
         }
         stats.operations[kind, default: 0] += 1
         return line
+    }
+
+    /// `lines` lines, each naming `token` and its number: a large file that deduplicates
+    /// with nothing. A NUL in each line keeps it from merging as text (the model counts
+    /// conflict copies as for the one-line files, which never merge), whatever a write in
+    /// place overwrites.
+    static func largeText(_ token: String, lines: Int) -> [UInt8] {
+        var text: [UInt8] = []
+        text.reserveCapacity(lines * (token.utf8.count + 10))
+        for line in 0..<lines { text += Array("\(line) \(token)\0\n".utf8) }
+        return text
     }
 
     func isDownloadFailure(_ error: any Error) -> Bool {
