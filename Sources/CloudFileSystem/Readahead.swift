@@ -1,15 +1,16 @@
 import Synchronization
 import SyncEngine
 
-/// One reader's readahead over a partial file: nothing until it has read one full block's
-/// worth (4 MiB) in one sequential run, then one block ahead, doubling with every further
-/// 4 MiB up to `maxWindow`; nothing after a seek. So `cat`, `cp` and `sha256sum` soon run
-/// at the store's speed, while a program reading a header fetches what it reads and at
-/// most one block more.
+/// One reader's readahead over a partial file: nothing until it has read 4 MiB in one
+/// sequential run, then 4 MiB of blocks ahead, doubling with every further 4 MiB up to
+/// `maxWindow` times that; nothing after a seek. Counted in bytes, not blocks: blocks are
+/// content-defined chunks of any length up to 4 MiB. So `cat`, `cp` and `sha256sum` soon
+/// run at the store's speed, while a program reading a header fetches what it reads and
+/// at most 4 MiB more.
 final class Readahead: Sendable {
     static let maxWindow = 8
-    /// The run's bytes per block of window: the size of a full block.
-    static let bytesPerBlock: Int64 = 4 << 20
+    /// The run's bytes per step of the window, and the window's bytes per step.
+    static let bytesPerStep: Int64 = 4 << 20
 
     private struct State {
         /// Where the next sequential read starts.
@@ -24,13 +25,20 @@ final class Readahead: Sendable {
     func blocks(after offset: Int64, length: Int, in partial: PartialContent) -> [Int] {
         let range = partial.blockRange(offset: offset, length: length)
         guard let last = range.last else { return [] }
-        let window = state.withLock { state in
+        let steps = state.withLock { state in
             state.run = offset == state.next ? state.run + Int64(length) : Int64(length)
             state.next = offset + Int64(length)
-            let blocksRead = state.run / Self.bytesPerBlock
-            return blocksRead == 0 ? 0 : min(Self.maxWindow, 1 << Int(min(3, blocksRead - 1)))
+            let read = state.run / Self.bytesPerStep
+            return read == 0 ? 0 : min(Self.maxWindow, 1 << Int(min(3, read - 1)))
         }
-        guard window > 0 else { return [] }
-        return (last + 1..<min(partial.blocks.count, last + 1 + window)).filter { !partial.isPresent($0) }
+        guard steps > 0 else { return [] }
+        var (ahead, bytes) = ([Int](), Int64(0))
+        var index = last + 1
+        while index < partial.blocks.count && bytes < Int64(steps) * Self.bytesPerStep {
+            if !partial.isPresent(index) { ahead.append(index) }
+            bytes += partial.blocks[index].length
+            index += 1
+        }
+        return ahead
     }
 }
