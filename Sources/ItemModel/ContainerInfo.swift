@@ -49,14 +49,11 @@ public struct ContainerInfo: Hashable, Sendable, Codable {
     /// media file) does not wait for a whole `blockSize` block either.
     public static let secondBlockSize: Int64 = 768 * 1024
 
-    /// How long the block at `index` of a file is when ubiqfs writes it (the last may be
-    /// shorter). Readers never assume it: they take the lengths from the record.
-    public func writtenBlockLength(index: Int) -> Int {
-        switch index {
-        case 0: Int(min(blockSize, Self.leadingBlockSize))
-        case 1: Int(min(blockSize, Self.secondBlockSize))
-        default: Int(blockSize)
-        }
+    /// The lengths of a file's first two blocks when ubiqfs writes them (content-defined
+    /// chunks follow: `BlockCutting`). Readers never assume them: they take the lengths
+    /// from the record.
+    public var leadingBlockLengths: [Int] {
+        [Int(min(blockSize, Self.leadingBlockSize)), Int(min(blockSize, Self.secondBlockSize))]
     }
 
     public init(id: String, format: Int = Self.currentFormat, blockSize: Int64 = Self.defaultBlockSize, created: Int64) {

@@ -16,7 +16,7 @@ struct BlockCutting: Sendable {
     /// The cutting for `info`; in an encrypted container the chunker's table is keyed, so
     /// block lengths say nothing of the content.
     init(info: ContainerInfo, cipher: ContainerCipher?) throws(SyncError) {
-        leading = [info.writtenBlockLength(index: 0), info.writtenBlockLength(index: 1)]
+        leading = info.leadingBlockLengths
         let average = Self.average(blockSize: info.blockSize)
         do {
             chunking = try cipher.map { cipher throws(ChunkingError) in try ChunkerParameters.keyed(cipher.chunkingKey, average: average) }

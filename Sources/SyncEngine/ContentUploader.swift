@@ -12,7 +12,6 @@ import MetadataStore
 /// many small files overlap instead of adding up; the gate bounds what is in memory.
 struct ContentUploader: Sendable {
     let calls: SyncCalls
-    let info: ContainerInfo
     let format: ContainerFormat
     let cache: ContentCache
     let coordinator: FileCoordinator

@@ -148,7 +148,7 @@ public actor SyncEngine {
         let formatSeen = (try? metadata.read { db in try ContainerFormat.seen(db) }) ?? 1
         format = ContainerFormat(max(info.format, formatSeen))
         uploader = ContentUploader(
-            calls: calls, info: info, format: format, cache: cache, coordinator: coordinator, activity: activity,
+            calls: calls, format: format, cache: cache, coordinator: coordinator, activity: activity,
             transfers: transfers, gate: gates.upload, condemned: condemned, cutting: try BlockCutting(info: info, cipher: calls.codec.cipher)
         )
         do {

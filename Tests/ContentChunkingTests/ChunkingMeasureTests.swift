@@ -9,7 +9,8 @@ import Testing
 /// after one line inserted at the start of text, after a line inserted at each of 20 random
 /// places (the mean), and after ten scattered 4 KiB pages of a database-like file are
 /// rewritten (the mean of 5 such edits); the chunk count; the chunker's speed in this
-/// build. Today's fixed blocks are the last row. Nothing here is timed against a bound.
+/// build. The fixed blocks ubiqfs cut before chunks are the last row. Nothing here is
+/// timed against a bound.
 @Suite struct ChunkingMeasureTests {
     static let size = 64 << 20
     static let averages = [16 << 10, 32 << 10, 64 << 10, 256 << 10, 1 << 20]
@@ -91,7 +92,8 @@ import Testing
         }
     }
 
-    /// Today's blocks: 256 KiB, 768 KiB, then 4 MiB (ContainerInfo.writtenBlockLength).
+    /// Fixed blocks, as ubiqfs cut files before content-defined chunks: 256 KiB, 768 KiB,
+    /// then 4 MiB.
     static func fixedBlocks(_ text: [UInt8], _ pages: [UInt8], _ start: [GeneratedEdit], _ lines: [[GeneratedEdit]], _ pageSets: [[GeneratedEdit]]) -> [String] {
         func blocks(_ length: Int) -> [Int] {
             ([256 << 10, 1 << 20] + Array(stride(from: 5 << 20, to: length, by: 4 << 20))).filter { $0 < length } + [length]

@@ -498,6 +498,30 @@ import Testing
             """)
     }
 
+    /// `sed -i` inserting a line at the top of 24 MiB of text (a new file renamed over the
+    /// old one) grows the store by the chunks around the edit, not by the file: the first
+    /// upload, the control, grows it by all of it. Another mount reads the edit exactly.
+    @Test func aLineInsertedIntoALargeFileSendsOnlyTheChunksAroundIt() async throws {
+        let fixture = try MountFixture()
+        let a = try await fixture.mount("a")
+        let bin = MountFixture.binary
+        try await fixture.sh("""
+            stored() { du -sb \(fixture.store) | cut -f1; }
+            python3 -c "import base64, os; open('log.txt', 'wb').write(base64.encodebytes(os.urandom(18 << 20)))"
+            before=$(stored)
+            cp log.txt \(a)/log.txt && \(bin) sync \(a) --wait
+            first=$(( $(stored) - before ))
+            test "$first" -ge 25165824 || { echo "the first upload stored $first bytes" >&2; exit 1; }
+            before=$(stored)
+            sed -i '1i a new first line' \(a)/log.txt && \(bin) sync \(a) --wait
+            edit=$(( $(stored) - before ))
+            test "$edit" -lt 6291456 || { echo "a line inserted stored $edit bytes" >&2; exit 1; }
+            sed '1i a new first line' log.txt > expected.txt
+            """)
+        let b = try await fixture.mount("b")
+        try await fixture.sh("cmp expected.txt \(b)/log.txt")
+    }
+
     /// A read in the middle of a large placeholder fetches the blocks it covers (and a
     /// little readahead), not the file; reading it all makes it local.
     @Test func aPlaceholderReadInTheMiddleFetchesWhatIsRead() async throws {
