@@ -72,32 +72,37 @@ import Testing
         await a.shutdown()
 
         let damaged = seed == 0 ? [] : try await damage(&rng)
-        let rssBefore = Self.residentBytes()
-        let b: TestDevice
-        do {
-            b = try await TestDevice(store: store, name: "b")
-        } catch let error as SyncError where seed != 0 && error.message.contains("does not follow") {
-            // A record changed in place breaks the chain of records (each names the hash of
-            // the one before): sync stops there and says so, as for a forked journal.
-            return
-        }
-        var served = 0
-        for (path, bytes) in written.sorted(by: { $0.key < $1.key }) {
-            guard b.inode(path) != nil else {
-                #expect(seed != 0, "control: \(path) missing")
-                continue
-            }
+        // Resident memory is the whole process's: measured while no other test holds much.
+        let joined = try await ResidentMemory.exclusive { () async throws -> TestDevice? in
+            let rssBefore = ResidentMemory.bytes()
+            let b: TestDevice
             do {
-                let read = try await b.readBytes(path)
-                #expect(read == bytes, "seed \(seed): \(path) served other bytes (damaged: \(damaged))")
-                served += read == bytes ? 1 : 0
-            } catch {
-                #expect(seed != 0, "control: \(path) failed: \(error)")
+                b = try await TestDevice(store: store, name: "b")
+            } catch let error as SyncError where seed != 0 && error.message.contains("does not follow") {
+                // A record changed in place breaks the chain of records (each names the hash of
+                // the one before): sync stops there and says so, as for a forked journal.
+                return nil
             }
+            var served = 0
+            for (path, bytes) in written.sorted(by: { $0.key < $1.key }) {
+                guard b.inode(path) != nil else {
+                    #expect(seed != 0, "control: \(path) missing")
+                    continue
+                }
+                do {
+                    let read = try await b.readBytes(path)
+                    #expect(read == bytes, "seed \(seed): \(path) served other bytes (damaged: \(damaged))")
+                    served += read == bytes ? 1 : 0
+                } catch {
+                    #expect(seed != 0, "control: \(path) failed: \(error)")
+                }
+            }
+            if seed == 0 { #expect(served == written.count) }
+            let grown = ResidentMemory.bytes() - rssBefore
+            #expect(grown < 400 << 20, "seed \(seed): resident memory grew by \(grown >> 20) MiB (damaged: \(damaged))")
+            return b
         }
-        if seed == 0 { #expect(served == written.count) }
-        let grown = Self.residentBytes() - rssBefore
-        #expect(grown < 400 << 20, "seed \(seed): resident memory grew by \(grown >> 20) MiB (damaged: \(damaged))")
+        guard let b = joined else { return }
 
         // b goes on: its own new file reaches a third device.
         try await b.write("after.txt", "still working")
@@ -174,11 +179,5 @@ import Testing
         #expect(try String(contentsOfFile: outside + "/secret", encoding: .utf8) == "secret")
         #expect(try FileManager.default.contentsOfDirectory(atPath: outside).sorted() == ["folder", "secret"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: outside + "/folder").isEmpty)
-    }
-
-    static func residentBytes() -> Int64 {
-        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
-        return (Int64(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) * 1024
     }
 }
