@@ -1557,8 +1557,14 @@ class Bench:
             def upload():
                 write_file(path, size, unique=True)
                 t.wait_in_store([path])
+            before = t.requests()
             rate = size / MiB / timed(upload)
             self.record("far_upload", t, rate)
+            self.record("far_upload_requests", t, t.requests() - before)
+            t.evict([path])
+            before = t.requests()
+            self.record("far_large_cold_read", t, size / MiB / timed(lambda: sh("cat", str(path))))
+            self.record("far_large_cold_read_requests", t, t.requests() - before)
             if getattr(t, "limit", None):
                 self.notes.append(f"{t.name}: the {size // MiB} MiB upload used {100 * rate * MiB / t.limit:.0f}% of the 8 MiB/s set "
                                   f"with --bwlimit (goal: at least 80%).")
@@ -1703,6 +1709,9 @@ WORKLOADS = {
     "far_cold_read": ("50 ms store: cat of those small files, not local", "files/s", True, None, ("r/u", "<=", 0.2)),
     "far_cold_read_requests": ("  store requests per file read", "req", False, None, None),
     "far_upload": ("50 ms store: a 128 MiB file from first write to uploaded", "MB/s", True, None, ("r/u", "<=", 1.0)),
+    "far_upload_requests": ("  store requests for it", "req", False, None, None),
+    "far_large_cold_read": ("50 ms store: cat of that file, not local", "MB/s", True, None, ("r/u", "<=", 1.0)),
+    "far_large_cold_read_requests": ("  store requests for it", "req", False, None, None),
     "far_edit_line": ("50 ms store: a line inserted at the start of 256 MiB of text, bytes sent of the file's", "%", False, None, None),
     "far_edit_line_time": ("  the time until it is in the store", "s", False, None, None),
     "far_edit_rows": ("50 ms store: ten rows updated in a 200 MiB SQLite database, bytes sent", "MiB", False, None, None),

@@ -31,6 +31,7 @@ public enum BaseSnapshots {
                 SET seq = excluded.seq, snapshot = excluded.snapshot, parent = excluded.parent, name = excluded.name
                 """
         ).execute(arguments: [snapshot.id.rawValue, Int64(seq), data, snapshot.parent.rawValue, Data(snapshot.name.bytes)])
+        try ChunkIndex.record(snapshot, db)
     }
 
     /// The committed items that carry thumbnails (a scan of every snapshot: at start only).

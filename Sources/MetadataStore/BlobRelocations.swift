@@ -35,6 +35,7 @@ public enum BlobRelocations {
                 return .upsert(moved)
             }
         }
+        try ChunkIndex.relocate(moves, db)
         return heldRewritten > 0 ? try HeldChanges.all(db) : []
     }
 

@@ -234,6 +234,10 @@ public final class MetadataStore: Sendable {
             // shows none until the merge is made).
             try db.execute(sql: "UPDATE held SET merge = 1 WHERE waitingFor = '' AND merge = 0")
         }
+        migrator.registerMigration("v21: chunk index") { db in
+            // Where committed large files' blocks are, by name (`ChunkIndex`).
+            try ChunkIndex.createTable(db)
+        }
         return migrator
     }
 

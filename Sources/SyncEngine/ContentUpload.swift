@@ -7,4 +7,7 @@ struct ContentUpload: Sendable {
     var size: Int64
     var mtime: Int64
     var writeGeneration: UInt64
+    /// Objects the blocks name that this push did not write and the committed version does
+    /// not name (another file's, by `ChunkIndex`): rule W3 asks the store about them.
+    var reused: Set<String> = []
 }

@@ -8,8 +8,10 @@ import MetadataStore
 
 /// Stores files' local content as blocks: many files at once (`upload(_ rows:)`), each
 /// read from the cache in order, a block under a short shared lease (a write is never
-/// split), hashed and put as `TransferGate` admits it. Over a far store the round trips of
-/// many small files overlap instead of adding up; the gate bounds what is in memory.
+/// split) and hashed. A block the store has is named where it is (the committed version's,
+/// or another file's by `ChunkIndex`); the others go into packs of about 8 MiB
+/// (`ChunkPack`), one `PUT` each, as `TransferGate` admits them. Over a far store the round
+/// trips of many small files overlap instead of adding up; the gate bounds what is in memory.
 struct ContentUploader: Sendable {
     let calls: SyncCalls
     let format: ContainerFormat
@@ -20,14 +22,7 @@ struct ContentUploader: Sendable {
     let gate: TransferGate
     let condemned: CondemnedObjects
     let cutting: BlockCutting
-    let uncertain = UncertainBlocks()
     var reader: LocalContentReader { LocalContentReader(cache: cache, coordinator: coordinator) }
-
-    /// A block this small is put without asking first whether the store has it: a put
-    /// costs one round trip, as the question does, and a known block is simply rewritten
-    /// with the same bytes. Larger blocks are checked first, to save sending them again,
-    /// and so are blocks whose last put failed (`UncertainBlocks`).
-    static let blindPutLimit = 256 << 10
 
     /// Uploads the content of these files, as many at once as the gate lets through; the
     /// manifest of each that did not change meanwhile. The first failure stops the rest.
@@ -79,10 +74,12 @@ struct ContentUploader: Sendable {
         // The committed version's blocks are stored: an edit sends only the others.
         let committed = try await calls.read("cannot read the committed content of \(name)") { db in try BaseSnapshots.find(row.itemID, db)?.blocks ?? [] }
         let known = Dictionary(committed.filter { $0.inline == nil }.map { ($0.hash, $0) }) { first, _ in first }
-        transfers.begin(ino, .upload, total: cache.status(fd: fd)?.size ?? 0)
+        let expected = cache.status(fd: fd)?.size ?? 0
+        transfers.begin(ino, .upload, total: expected)
         var failure: String? = "upload interrupted"
         defer { transfers.end(ino, error: failure) }
-        guard let (blocks, size) = try await storeBlocks(ino, fd: fd, name: name, known: known) else {
+        var source = BlockSource(reader: reader, ino: ino, fd: fd, name: name, cutting: cutting)
+        guard let (blocks, size, reused) = try await storeBlocks(ino, name: name, known: known, expected: expected, { () async throws(SyncError) in try await source.next() }) else {
             failure = nil
             return nil
         }
@@ -96,109 +93,134 @@ struct ContentUploader: Sendable {
         // generation read above) before its writer counts, so the reads may have met the
         // file emptied for a write still to come. Never published half-written.
         guard activity.writeGeneration(ino) == generation, !activity.isBeingWritten(ino), let status = cache.status(fd: fd) else { return nil }
-        return ContentUpload(blocks: blocks, size: size, mtime: status.mtime, writeGeneration: generation)
+        return ContentUpload(blocks: blocks, size: size, mtime: status.mtime, writeGeneration: generation, reused: reused)
     }
 
-    /// Reads and stores every block (`BlockSource`); the manifest in order and the bytes
-    /// read, or nil if the file was deleted meanwhile. A block read waits for the gate to
-    /// admit its transfer before the next is read, so the gate bounds the bytes in memory.
-    private func storeBlocks(_ ino: Inode, fd: Int32, name: String, known: [String: BlockReference]) async throws(SyncError) -> ([BlockReference], Int64)? {
-        var blocks: [BlockReference?] = []
-        var source = BlockSource(reader: reader, ino: ino, fd: fd, name: name, cutting: cutting)
+    /// Stores bytes held in memory as blocks, all under fresh keys (an edit kept for a
+    /// merge whose objects a collector condemned before its record: rule W4).
+    func store(_ bytes: [UInt8], name: String) async throws(SyncError) -> [BlockReference] {
+        var ends = cutting.cuts(of: bytes)[...]
+        var start = 0
+        let next = { () async throws(SyncError) -> BlockSource.Step in
+            guard let end = ends.popFirst() else { return .end }
+            defer { start = end }
+            return .block(Array(bytes[start..<end]))
+        }
+        return try await storeBlocks(nil, name: name, known: [:], expected: Int64(bytes.count), reuse: false, next)?.blocks ?? []
+    }
+
+    /// Stores every block `next` hands out: the manifest in order, the bytes, and the objects
+    /// named that this push did not write and the committed version does not name (rule W3
+    /// asks the store about them before the record); nil if the file was deleted meanwhile.
+    /// A block the store has is named where it is (`known` by name, then `ChunkIndex` if
+    /// `reuse`), unless a collector condemned its object; the others fill packs, each put
+    /// once full while the next fills. A pack is admitted by the gate before it is filled.
+    private func storeBlocks(
+        _ ino: Inode?, name: String, known: [String: BlockReference], expected: Int64, reuse: Bool = true, _ next: () async throws(SyncError) -> BlockSource.Step
+    ) async throws(SyncError) -> (blocks: [BlockReference], size: Int64, reused: Set<String>)? {
+        var (blocks, reused, placed) = ([BlockReference](), Set<String>(), known)
         var (offset, deleted) = (Int64(0), false)
+        var filling: (pack: ChunkPack, ticket: TransferGate.Ticket)?
         let failed = FailureFlag()
         do {
-            try await withThrowingTaskGroup(of: (Int, BlockReference).self) { group in
-                // A failed block stops the reading: the group's next result is its error.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                defer { filling?.ticket.finish(completed: false) }
+                // A failed pack stops the reading: the group's next result is its error.
                 reading: while !failed.isSet {
                     try Task.checkCancellation(or: SyncError(code: .cancelled, message: "upload cancelled"))
                     let bytes: [UInt8]
-                    switch try await source.next() {
+                    switch try await next() {
                     case .block(let block): bytes = block
                     case .end: break reading
                     case .deleted:
                         deleted = true
                         break reading
                     }
-                    let ticket = try await gate.admit(bytes: Int64(bytes.count))
-                    let index = blocks.count
-                    blocks.append(nil)
-                    group.addTask {
-                        do {
-                            let block = try await storeBlock(bytes, name: name, ticket: ticket, known: known)
-                            transfers.advance(ino, by: block.length)
-                            return (index, block)
-                        } catch {
-                            failed.set()
-                            throw error
+                    offset += Int64(bytes.count)
+                    let codec = calls.codec
+                    let hash = await OffloadedWork.run { codec.name(of: bytes) }
+                    if let found = try await stored(hash, length: bytes.count, placed: placed, reuse: reuse) {
+                        blocks.append(found.block)
+                        if let ino { transfers.advance(ino, by: found.block.length) }
+                        if found.indexed, let key = ContainerLayout.objectKey(of: found.block) { reused.insert(key) }
+                        placed[hash] = found.block
+                        continue
+                    }
+                    guard format.current >= 2 else {
+                        blocks.append(try await putObject(bytes, hash: hash, name: name))
+                        placed[hash] = blocks.last
+                        if let ino { transfers.advance(ino, by: Int64(bytes.count)) }
+                        continue
+                    }
+                    if filling == nil {
+                        let bound = min(Int64(ChunkPack.limit + cutting.chunking.maximum), max(expected - offset + Int64(bytes.count), 0)) + 64 << 10
+                        filling = (ChunkPack(), try await gate.admit(bytes: bound))
+                    }
+                    let sealed = try await OffloadedWork.run { () throws(SyncError) in try codec.packed(bytes, name: hash) }
+                    let block = filling!.pack.append(sealed, hash: hash, length: bytes.count)
+                    blocks.append(block)
+                    placed[hash] = block
+                    if filling!.pack.isFull || offset >= expected {
+                        let (pack, ticket) = filling!
+                        filling = nil
+                        group.addTask {
+                            do { try await put(pack, ticket: ticket, of: ino, name: name) } catch {
+                                failed.set()
+                                throw error
+                            }
                         }
                     }
-                    offset += Int64(bytes.count)
                 }
-                while let (index, block) = try await group.next() { blocks[index] = block }
+                if let (pack, ticket) = filling, !failed.isSet && !deleted {
+                    filling = nil
+                    try await put(pack, ticket: ticket, of: ino, name: name)
+                }
+                try await group.waitForAll()
             }
         } catch {
             throw SyncError.wrap(error, "cannot upload \(name)")
         }
-        return deleted ? nil : (blocks.compactMap { $0 }, offset)
+        return deleted ? nil : (blocks, offset, reused)
     }
 
-    /// Stores bytes held in memory as blocks, one after another (an edit kept for a merge
-    /// whose objects a collector condemned before its record: `SyncEngine.inputsKeptSafe`).
-    func store(_ bytes: [UInt8], name: String) async throws(SyncError) -> [BlockReference] {
-        var blocks: [BlockReference] = []
-        var start = 0
-        for end in cutting.cuts(of: bytes) {
-            let ticket = try await gate.admit(bytes: Int64(end - start))
-            blocks.append(try await storeBlock(Array(bytes[start..<end]), name: name, ticket: ticket))
-            start = end
+    /// Where the store has the block `hash` of `length` bytes already, if this upload may
+    /// name it: one of `placed` (the committed version's, or this upload's), else, with
+    /// `reuse`, where `ChunkIndex` last saw it (`indexed`). A place a collector condemned
+    /// is not used, and the index forgets it.
+    private func stored(_ hash: String, length: Int, placed: [String: BlockReference], reuse: Bool) async throws(SyncError) -> (block: BlockReference, indexed: Bool)? {
+        if let block = placed[hash], block.length == Int64(length), let key = ContainerLayout.objectKey(of: block), !condemned.contains(key) {
+            return (block, false)
         }
-        return blocks
+        guard reuse, let block = try await calls.read("cannot read the chunk index", { db in try ChunkIndex.find(hash, length: Int64(length), db) }),
+              let key = ContainerLayout.objectKey(of: block) else { return nil }
+        guard !condemned.contains(key) else {
+            _ = try await calls.write("cannot update the chunk index") { db in try ChunkIndex.forget(objects: [key], db) }
+            return nil
+        }
+        return (block, true)
     }
 
-    /// Hashes the block and puts it (a large one unless the store has it already), in the
-    /// turn `ticket` was given; one of `known` (the committed version's, by name) is named
-    /// where it is, with no request, unless a collector condemned it.
-    private func storeBlock(_ bytes: [UInt8], name: String, ticket: TransferGate.Ticket, known: [String: BlockReference] = [:]) async throws(SyncError) -> BlockReference {
+    /// A format-1 container has no packs: the block is its own object, put unless the
+    /// store has it.
+    private func putObject(_ bytes: [UInt8], hash: String, name: String) async throws(SyncError) -> BlockReference {
+        let key = ContainerLayout.blockKey(hash)
+        try await gate.run(bytes: Int64(bytes.count)) { () throws(SyncError) in
+            let stored = try await calls.store("cannot upload \(name)") { store throws(StoreError) in try await store.exists(key) }
+            if !stored { try await calls.store("cannot upload \(name)") { store throws(StoreError) in try await store.put(key, bytes) } }
+        }
+        return BlockReference(hash: hash, length: Int64(bytes.count))
+    }
+
+    /// Puts a filled pack in the turn `ticket` was given.
+    private func put(_ pack: ChunkPack, ticket: TransferGate.Ticket, of ino: Inode?, name: String) async throws(SyncError) {
         do throws(SyncError) {
-            let codec = calls.codec
-            let hash = await OffloadedWork.run { codec.name(of: bytes) }
-            if let reference = known[hash], reference.length == Int64(bytes.count), let key = ContainerLayout.objectKey(of: reference), !condemned.contains(key) {
-                ticket.finish(completed: true, moved: 0)
-                return reference
-            }
-            if format.current >= 2 && condemned.contains(ContainerLayout.blockKey(hash)) {
-                return try await storeAnew(bytes, hash: hash, name: name, ticket: ticket)
-            }
-            let key = ContainerLayout.blockKey(hash)
-            let askFirst = bytes.count > Self.blindPutLimit || uncertain.contains(hash)
-            let stored = askFirst ? try await calls.store("cannot upload \(name)") { store throws(StoreError) in try await store.exists(key) } : false
-            if !stored {
-                try await ticket.pace(Int64(bytes.count))
-                do {
-                    try await calls.store("cannot upload \(name)") { store throws(StoreError) in try await store.put(key, bytes) }
-                } catch {
-                    uncertain.insert(hash)
-                    throw error
-                }
-            }
-            if askFirst { uncertain.remove(hash) }
-            ticket.finish(completed: true, moved: stored ? 0 : Int64(bytes.count))
-            return BlockReference(hash: hash, length: Int64(bytes.count))
+            try await ticket.pace(Int64(pack.bytes.count))
+            try await calls.store("cannot upload \(name)") { store throws(StoreError) in try await store.put(ContainerLayout.packKey(pack.id), pack.bytes) }
+            ticket.finish(completed: true, moved: Int64(pack.bytes.count))
+            if let ino { transfers.advance(ino, by: pack.content) }
         } catch {
             ticket.finish(completed: false)
             throw error
         }
-    }
-
-    /// A block whose object a collector condemned goes to a pack of its own (a fresh key):
-    /// a put of the condemned key could be deleted by the sweep right after.
-    private func storeAnew(_ bytes: [UInt8], hash: String, name: String, ticket: TransferGate.Ticket) async throws(SyncError) -> BlockReference {
-        let pack = ItemID.random().rawValue
-        let sealed = try calls.codec.packed(bytes, name: hash)
-        try await ticket.pace(Int64(sealed.count))
-        try await calls.store("cannot upload \(name)") { store throws(StoreError) in try await store.put(ContainerLayout.packKey(pack), sealed) }
-        ticket.finish(completed: true, moved: Int64(sealed.count))
-        return BlockReference(hash: hash, length: Int64(bytes.count), pack: pack, offset: 0, stored: sealed.count == bytes.count ? nil : Int64(sealed.count))
     }
 }

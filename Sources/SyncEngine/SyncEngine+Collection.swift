@@ -20,16 +20,20 @@ extension SyncEngine {
         let plan = Self.withoutPicturesAtRisk(plan, condemned)
         var risky: Set<Inode> = []
         var reused: [(ino: Inode, id: ItemID, keys: [String])] = []
+        var indexed: [(ino: Inode, keys: Set<String>)] = []
         for entry in plan.entries {
             guard case .upsert(let item) = entry.change, let blocks = item.blocks, !blocks.isEmpty else { continue }
             let keys = blocks.compactMap(ContainerLayout.objectKey(of:))
             if keys.contains(where: condemned.contains) {
                 risky.insert(entry.ino)
-            } else if entry.upload == nil && !keys.isEmpty {
+            } else if let upload = entry.upload {
+                if !upload.reused.isEmpty { indexed.append((entry.ino, upload.reused)) }
+            } else if !keys.isEmpty {
                 reused.append((entry.ino, item.id, keys))
             }
         }
         risky.formUnion(try await missing(reused))
+        risky.formUnion(try await missingIndexed(indexed))
         guard !risky.isEmpty else { return (plan, false, generation) }
         let dependents = try await dependents(of: risky, in: plan)
         var kept = plan
@@ -82,6 +86,25 @@ extension SyncEngine {
         var missing: Set<Inode> = []
         for (entry, known) in zip(reused, committed) where try await anyMissing(entry.keys.filter { !known.contains($0) }, checked: &checked) {
             missing.insert(entry.ino)
+        }
+        return missing
+    }
+
+    /// Of uploads naming another file's objects (`ChunkIndex`), those whose objects the
+    /// store does not have: the index forgets them, so the upload made again sends the bytes.
+    private func missingIndexed(_ uploads: [(ino: Inode, keys: Set<String>)]) async throws(SyncError) -> Set<Inode> {
+        var checked: [String: Bool] = [:]
+        var missing: Set<Inode> = []
+        for upload in uploads {
+            // Every key asked about, not only up to the first missing: the index forgets them all at once.
+            for key in upload.keys where try await anyMissing([key], checked: &checked) {
+                missing.insert(upload.ino)
+            }
+        }
+        let gone = checked.filter { !$0.value }.map(\.key)
+        if !gone.isEmpty {
+            logger.warning("\(gone.count) objects the chunk index named are gone from the store; their blocks are uploaded again")
+            _ = try await calls.write("cannot update the chunk index") { db in try ChunkIndex.forget(objects: gone, db) }
         }
         return missing
     }

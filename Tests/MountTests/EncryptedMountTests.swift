@@ -77,7 +77,8 @@ import Testing
             grep -q from-b \(c)/after-change.txt && grep -q from-b \(b)/after-change.txt
             # The store changes the large file's blocks: c refuses them (EIO, state error),
             # and serves everything else.
-            for block in \(container)/blocks/*; do printf 'X' | dd of=$block bs=1 seek=100 conv=notrunc status=none; done
+            big=$(find \(container)/packs -type f -size +1000k); test -n "$big"
+            for pack in $big; do printf 'X' | dd of=$pack bs=1 seek=100 conv=notrunc status=none; done
             setfattr -n user.ubiqfs.evict -v 1 \(c)/big.bin
             fails cat \(c)/big.bin > /dev/null 2>err.txt
             grep -q 'Input/output error' err.txt

@@ -5,6 +5,7 @@ import ContentCache
 import DeviceFixture
 import Foundation
 import ItemModel
+import MetadataStore
 import SeaweedFSFixture
 @testable import SyncEngine
 import Testing
@@ -105,7 +106,8 @@ import Testing
 
         let objects = try await Self.rawObjects(store)
         #expect(objects.keys.contains { $0.hasPrefix(ContainerLayout.keyPrefix) })
-        #expect(objects.keys.contains { $0.hasPrefix(ContainerLayout.packPrefix) } && objects.keys.contains { $0.hasPrefix(ContainerLayout.blockPrefix) })
+        // Every file's blocks are packed (a large file's in packs of its own).
+        #expect(objects.keys.contains { $0.hasPrefix(ContainerLayout.packPrefix) } && !objects.keys.contains { $0.hasPrefix(ContainerLayout.blockPrefix) })
         for (key, bytes) in objects {
             let text = String(decoding: bytes, as: UTF8.self)
             for secret in secrets { #expect(!text.contains(secret), "\(key) holds \(secret)") }
@@ -114,6 +116,10 @@ import Testing
         // Content names are keyed: not the SHA-256 of the bytes.
         let plainName = ContentHasher.sha256Hex(Array(big[0 ..< 256 * 1024 - secrets[2].utf8.count]))
         #expect(!objects.keys.contains { $0.contains(plainName) })
+        let bigIno = try #require(a.inode("\(secrets[0])/big.bin"))
+        let bigID = try #require(try await a.metadata.read { db in try ItemRow.find(ino: bigIno, db) }).itemID
+        let bigBlocks = try #require(try await a.metadata.read { db in try BaseSnapshots.find(bigID, db) }?.blocks)
+        #expect(bigBlocks.count > 1 && bigBlocks[0].length == 256 * 1024 && bigBlocks[0].hash != plainName)
         // Sizes show coarsely: every sealed object's length is a Padmé length plus the seal.
         for (key, bytes) in objects where !SealedStore.passes(key) {
             #expect(Padme.paddedLength(bytes.count - ContainerCipher.overhead) == bytes.count - ContainerCipher.overhead, "\(key)")
@@ -172,12 +178,13 @@ import Testing
         try await a.write("third", "third file")
         try await a.sync()
         var objects = try await Self.rawObjects(store)
-        // journal/2 replaced by journal/1's bytes (a move), a block's object cut short, a
-        // packed blob's bytes flipped.
+        // journal/2 replaced by journal/1's bytes (a move), the large file's pack cut short,
+        // the small file's packed blob's bytes flipped.
         try await store.put(ContainerLayout.journalKey(2), objects[ContainerLayout.journalKey(1)]!)
-        let blockKey = try #require(objects.keys.first { $0.hasPrefix(ContainerLayout.blockPrefix) })
-        try await store.put(blockKey, Array(objects[blockKey]!.dropLast(100)))
-        let packKey = try #require(objects.keys.first { $0.hasPrefix(ContainerLayout.packPrefix) })
+        let packs = objects.filter { $0.key.hasPrefix(ContainerLayout.packPrefix) }.sorted { $0.value.count > $1.value.count }
+        #expect(packs.count == 2 && packs[0].value.count > 600_000 && packs[1].value.count < 10_000, "\(packs.map(\.value.count))")
+        try await store.put(packs[0].key, Array(packs[0].value.dropLast(100)))
+        let packKey = packs[1].key
         var pack = objects[packKey]!
         pack[pack.count / 2] ^= 1
         try await store.put(packKey, pack)
@@ -188,7 +195,7 @@ import Testing
         #expect(try await b.read("first") == "first file")
         #expect(try await b.read("third") == "third file")
         #expect(b.inode("packed") == nil && b.inode("large.bin") == nil)
-        // a's own files: the large one's block and the packed blob are refused at read.
+        // a's own files: the large one's blocks and the packed blob are refused at read.
         let c = try await TestDevice(store: store, name: "c", configuration: Self.configuration())
         for name in ["large.bin", "packed"] {
             try a.core.evict(try #require(a.inode(name)))

@@ -55,7 +55,7 @@ final class SoakStore: ContainerStore {
     func enter(_ key: String, _ kind: Kind) throws(StoreError) {
         let offline = state.withLock { state -> Bool in
             switch kind {
-            case .read where key.hasPrefix(ContainerLayout.blockPrefix): state.counters.blockReads += 1
+            case .read where key.hasPrefix(ContainerLayout.blockPrefix) || key.hasPrefix(ContainerLayout.packPrefix): state.counters.blockReads += 1
             case .read: state.counters.reads += 1
             case .write: state.counters.writes += 1
             case .other: state.counters.other += 1

@@ -61,7 +61,7 @@ import Testing
         }
     }
 
-    /// Files past the pack limit (256 KiB): two blocks each, of their own.
+    /// Files past the small-file limit (256 KiB): two blocks each, in a pack of their own.
     static func unpacked(_ index: Int) -> [UInt8] {
         (0..<300_000).map { UInt8(truncatingIfNeeded: ($0 &* 7 &+ index &* 131) ^ ($0 >> 9) ^ index) }
     }
@@ -75,11 +75,11 @@ import Testing
         try await a.sync()
 
         #expect(store.base.count(under: ContainerLayout.journalPrefix) == records + 1)
-        #expect(store.base.count(under: ContainerLayout.blockPrefix) == 160)
+        #expect(store.base.count(under: ContainerLayout.packPrefix) == 80 && store.base.count(under: ContainerLayout.blockPrefix) == 0)
         let calls = store.calls
-        // One round trip per block (none asks first: no block is above 256 KiB), and many
-        // at once (one after another before).
-        #expect(calls.puts == 160 && calls.exists == 0, "\(calls)")
+        // One round trip per file (its pack; none asks first), and many at once (one after
+        // another before).
+        #expect(calls.puts == 80 && calls.exists == 0, "\(calls)")
         #expect(store.peak >= 8, "at most \(store.peak) block transfers ran at once")
 
         // Another device fetches them as many at once too, and every byte is right.
@@ -170,10 +170,10 @@ import Testing
         let uploads = a.engine.gates.upload.snapshot
         #expect(uploads.throttled > 0)
         #expect(uploads.limit < SyncConfiguration().transfers, "\(uploads)")
-        // Two blocks a file.
-        #expect(uploads.done == 120 && uploads.running == 0, "\(uploads)")
+        // One pack a file (its two blocks).
+        #expect(uploads.done == 60 && uploads.running == 0, "\(uploads)")
         let status = await a.engine.status()
-        #expect(status.uploads?.done == 120 && status.pendingFiles == 0)
+        #expect(status.uploads?.done == 60 && status.pendingFiles == 0)
         link.faults = StoreFaults()
         let b = try await TestDevice(store: store, name: "b")
         for index in 0..<60 { #expect(try await b.readBytes("f\(index)") == Self.unpacked(index)) }
@@ -186,7 +186,7 @@ import Testing
     @Test func anUploadStopsWhenItsFileIsDeleted() async throws {
         let store = FarStore()
         var configuration = SyncConfiguration()
-        configuration.transferBytesInFlight = 4 << 20  // one 4 MiB block at a time
+        configuration.transferBytesInFlight = 4 << 20  // one pack at a time
         let a = try await TestDevice(store: store, name: "a", configuration: configuration)
         var random = SplitMix64(seed: 3)
         try await a.write("big.bin", (0..<(25 << 20)).map { _ in UInt8(truncatingIfNeeded: random.next()) })
@@ -199,8 +199,8 @@ import Testing
         #expect(a.cache.status(ino) == nil)
         await push.value
         try await a.sync()
-        // 25 MiB are 8 blocks (256 KiB, 768 KiB, then 4 MiB): the rest was never sent.
-        #expect(store.calls.puts < 8, "\(store.calls)")
+        // 25 MiB are four packs (8 MiB or a little more, then the rest): the rest was never sent.
+        #expect(store.calls.puts < 4, "\(store.calls)")
         let b = try await TestDevice(store: store.base, name: "b")
         #expect(try await b.tree().isEmpty)
         await a.shutdown()
@@ -210,23 +210,5 @@ import Testing
     static func state(_ device: TestDevice, _ path: String) async throws -> ContentState? {
         let ino = try #require(device.inode(path))
         return try await device.metadata.read { db in try ItemRow.find(ino: ino, db) }?.contentState
-    }
-
-    @Test func aLargeBlockIsCheckedFirstSoKnownContentIsNotSentAgain() async throws {
-        let store = FarStore()
-        let a = try await TestDevice(store: store, name: "a")
-        var random = SystemRandomNumberGenerator()
-        let bytes = (0..<(3 << 20)).map { _ in UInt8.random(in: 0...255, using: &random) }
-        try await a.write("big.bin", bytes)
-        try await a.sync()
-        let first = store.calls
-        #expect(first.exists >= 1 && first.puts >= 2, "\(first)")
-        // The same content under another name: the large blocks are known, only asked about.
-        try await a.write("copy.bin", bytes)
-        try await a.sync()
-        let second = store.calls
-        #expect(second.exists - first.exists == first.exists)
-        #expect(second.puts - first.puts == first.puts - first.exists, "only the small blocks are put again: \(first) then \(second)")
-        await a.shutdown()
     }
 }
