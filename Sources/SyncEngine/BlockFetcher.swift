@@ -51,14 +51,14 @@ struct BlockFetcher: Sendable {
     /// ahead: small files packed side by side), each checked and written as `fetch` does.
     /// One result per blob: a blob that does not match its hash fails alone.
     func fetchNeighbours(
-        _ blobs: [(block: BlockReference, fd: Int32, offset: Int64, what: String)]
+        _ blobs: [(block: BlockReference, fd: Int32, offset: Int64, what: String)], urgent: Bool = false
     ) async throws(SyncError) -> [SyncError?] {
         let places = blobs.map { ContainerLayout.location(of: $0.block) }
         guard let key = places.first?.key, let start = places.compactMap({ $0.range?.lowerBound }).min(),
               let end = places.compactMap({ $0.range?.upperBound }).max(), places.allSatisfy({ $0.key == key && $0.range != nil })
         else { throw SyncError(code: .invalid, message: "neighbouring blobs must be ranges of one pack") }
         let codec = calls.codec
-        return try await gate.run(bytes: end - start) { () throws(SyncError) -> [SyncError?] in
+        return try await gate.run(bytes: end - start, urgent: urgent) { () throws(SyncError) -> [SyncError?] in
             let bytes = try await calls.store("cannot download \(blobs[0].what)") { store throws(StoreError) in try await store.get(key, range: start ..< end) }
             guard Int64(bytes.count) == end - start else {
                 throw SyncError(code: .corrupt, message: "\(key) returned \(bytes.count) bytes for a range of \(end - start)")

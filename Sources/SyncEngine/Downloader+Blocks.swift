@@ -6,8 +6,10 @@ import ItemModel
 import MetadataStore
 
 /// Block fetches of partial files: a queue by priority (readers, readahead, whole files),
-/// at most `parallelTransfers` fetches at once and as many again for readers, so a reader
-/// never waits behind a whole-file download. One fetch per block, whoever asks for it.
+/// at most `parallelTransfers` transfers at once and as many again for readers, so a reader
+/// never waits behind a whole-file download. One fetch per block, whoever asks for it; a
+/// block queued beside others of its file in the same pack goes in one ranged `GET` with
+/// them (a large file's chunks lie in order in its packs).
 extension Downloader {
     /// Fetches these blocks of a fill (those not here yet) and returns when they are here,
     /// or throws the first failure. A cancelled caller stops waiting; the fetches go on.
@@ -72,19 +74,58 @@ extension Downloader {
         startJobs()
     }
 
-    /// Starts queued fetches while there are free slots: `parallelTransfers` for all, and
-    /// as many again for readers only.
+    /// Starts queued fetches while there are free slots: `parallelTransfers` transfers for
+    /// all, and as many again for readers only.
     private func startJobs() {
         while let (key, job) = queued.min(by: { ($0.value.priority, $0.value.order) < ($1.value.priority, $1.value.order) }) {
-            let readers = running.values.count { $0.priority == .reader }
-            let others = running.count - readers
+            let transfers = Dictionary(running.values.map { ($0.transfer, $0.priority == .reader) }) { first, _ in first }
+            let readers = transfers.values.count { $0 }
+            let others = transfers.count - readers
             let free = job.priority == .reader ? readers < parallelTransfers || others + readers < parallelTransfers
                 : others + readers < parallelTransfers
             guard free else { return }
             queued[key] = nil
-            running[key] = job
-            Task { await self.run(job, key) }
+            let run = takeNeighbours(of: job)
+            for var member in run {
+                member.transfer = job.order
+                running[member.key] = member
+            }
+            if run.count > 1 {
+                Task { await self.fetchRun(run, urgent: job.priority == .reader) }
+            } else {
+                Task { await self.run(job, key) }
+            }
         }
+    }
+
+    /// `job` and the queued blocks of its fill beside it in its pack (by index, as a file's
+    /// chunks are packed in order), taken from the queue: one run within `neighbourGap`
+    /// and `largestRun`, in offset order.
+    private func takeNeighbours(of job: Job) -> [Job] {
+        let blocks = job.partial.blocks
+        guard let pack = blocks[job.index].pack, blocks[job.index].inline == nil else { return [job] }
+        var (start, end) = ContainerLayout.location(of: blocks[job.index]).range.map { ($0.lowerBound, $0.upperBound) } ?? (0, 0)
+        func next(_ index: Int) -> (Job, Range<Int64>)? {
+            guard blocks.indices.contains(index), blocks[index].pack == pack, blocks[index].inline == nil,
+                  let queuedJob = queued[BlockKey(generation: job.partial.generation, index: index)],
+                  let range = ContainerLayout.location(of: blocks[index]).range else { return nil }
+            let (lower, upper) = (min(start, range.lowerBound), max(end, range.upperBound))
+            let apart = range.lowerBound >= end ? range.lowerBound - end : start - range.upperBound
+            guard apart >= 0, apart <= Self.neighbourGap, upper - lower <= Self.largestRun else { return nil }
+            return (queuedJob, range)
+        }
+        var (before, after) = ([Job](), [Job]())
+        while let (found, range) = next(job.index + after.count + 1) {
+            after.append(found)
+            end = range.upperBound
+        }
+        while let (found, range) = next(job.index - before.count - 1) {
+            before.append(found)
+            start = range.lowerBound
+        }
+        let run = before.reversed() + [job] + after
+        for member in run { queued[member.key] = nil }
+        return run
     }
 
     private func run(_ job: Job, _ key: BlockKey) async {
@@ -192,9 +233,10 @@ extension Downloader {
 /// Neighbouring packed blobs fetched together: small files packed side by side (what a
 /// push of a folder makes) come back with one ranged `GET` per run instead of one each.
 extension Downloader {
-    /// Largest gap of unwanted bytes inside a run, and largest run.
+    /// Largest gap of unwanted bytes inside a run, and largest run: a whole pack of a large
+    /// file (8 MiB and at most one chunk more).
     static let neighbourGap: Int64 = 64 << 10
-    static let largestRun: Int64 = 4 << 20
+    static let largestRun: Int64 = 12 << 20
 
     /// Fetches the missing packed blocks of these files in runs of neighbours; returns
     /// when they are done (each file is then completed in the background, or left to a
@@ -219,14 +261,18 @@ extension Downloader {
             let key = BlockKey(generation: job.partial.generation, index: job.index)
             return queued[key] == nil && running[key] == nil && !job.partial.isPresent(job.index)
         }
-        let runs = Self.neighbourRuns(fresh)
-        for job in runs.joined() { running[BlockKey(generation: job.partial.generation, index: job.index)] = job }
+        let runs = Self.neighbourRuns(fresh).map { run in run.map { job in
+            var member = job
+            member.transfer = run[0].order
+            return member
+        } }
+        for job in runs.joined() { running[job.key] = job }
         let width = parallelTransfers
         await withTaskGroup(of: Void.self) { group in
             var pending = runs[...]
             func startNext() {
                 guard let run = pending.popFirst() else { return }
-                group.addTask { await self.fetchRun(run) }
+                group.addTask { await self.fetchRun(run, urgent: false) }
             }
             for _ in 0..<width { startNext() }
             while await group.next() != nil { startNext() }
@@ -257,13 +303,18 @@ extension Downloader {
         return runs
     }
 
-    private func fetchRun(_ run: [Job]) async {
+    /// Fetches a run with one ranged `GET`. A pack gone (a collector moved the blobs)
+    /// fetches each blob alone, where the database says it went (`BlockFetcher.fetch`).
+    private func fetchRun(_ run: [Job], urgent: Bool) async {
         let blobs = run.map { job in
             (block: job.partial.blocks[job.index], fd: job.partial.fd, offset: job.partial.offsets[job.index], what: "inode \(job.partial.ino)")
         }
         let results: [SyncError?]
         do {
-            results = try await fetcher.fetchNeighbours(blobs)
+            results = try await fetcher.fetchNeighbours(blobs, urgent: urgent)
+        } catch where error.code == .notFound {
+            for job in run { await self.run(job, job.key) }
+            return
         } catch {
             results = Array(repeating: error, count: run.count)
         }
@@ -272,9 +323,10 @@ extension Downloader {
                 noteFailure(job.partial.ino, failure)
             } else {
                 job.partial.markPresent(job.index)
+                if filling[job.partial.ino] != nil { transfers.progress(job.partial.ino, done: job.partial.presentBytes) }
                 persistSoon(job.partial)
             }
-            finished(BlockKey(generation: job.partial.generation, index: job.index), failure.map { .failure($0) } ?? .success(()))
+            finished(job.key, failure.map { .failure($0) } ?? .success(()))
         }
         startJobs()
     }

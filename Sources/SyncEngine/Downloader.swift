@@ -49,6 +49,11 @@ public actor Downloader {
         var index: Int
         var priority: Priority
         var order: UInt64
+        /// The transfer it runs in: its own `order`, or its run's first (neighbouring blobs
+        /// of one pack fetched with one ranged `GET`).
+        var transfer: UInt64 = 0
+
+        var key: BlockKey { BlockKey(generation: partial.generation, index: index) }
     }
 
     var queued: [BlockKey: Job] = [:]

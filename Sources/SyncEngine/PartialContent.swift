@@ -12,7 +12,8 @@ public final class PartialContent: Sendable {
     /// Tells this fill from a later one of the same item (`FetchedBlocks`).
     public let generation: Int64
     public let blocks: [BlockReference]
-    let offsets: [Int64]
+    /// Where each block starts in the file.
+    public let offsets: [Int64]
     public let size: Int64
     /// Read-write, of the cache file this fill writes; closed with the fill.
     public let fd: Int32

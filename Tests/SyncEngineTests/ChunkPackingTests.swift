@@ -135,4 +135,39 @@ import Testing
         #expect(try await b.readBytes("copy.bin") == bytes)
         for device in [a, b] { await device.shutdown() }
     }
+
+    /// A large file read cold comes back in runs of its packed chunks, one ranged `GET` of
+    /// up to 8 MiB each, read whole at once or piece by piece as `cat` reads (the readahead
+    /// asks for many chunks at a time); a chunk fetched alone is one `GET` (the control:
+    /// the file has more chunks than either read makes requests).
+    @Test func aLargeFileReadColdComesBackInRunsOfItsPacks() async throws {
+        let base = InMemoryStore()
+        let a = try await TestDevice(store: base, name: "a")
+        let bytes = Self.random(32 << 20, seed: 49)
+        try await a.write("big.bin", bytes)
+        try await a.sync()
+        let chunks = try await Self.blocks(a, "big.bin").count
+        #expect(chunks >= 24, "the control: \(chunks) chunks")
+
+        let whole = CountingStore(base: base)
+        let b = try await TestDevice(store: whole, name: "b")
+        #expect(try await b.readBytes("big.bin") == bytes)
+        let wholeGets = whole.gets.withLock { $0 }
+        #expect(wholeGets <= 5, "read whole: \(wholeGets) GETs for \(chunks) chunks")
+
+        let pieces = CountingStore(base: base)
+        let c = try await TestDevice(store: pieces, name: "c")
+        let ino = try #require(c.inode("big.bin"))
+        let handle = try await c.open(ino, flags: O_RDONLY)
+        var read: [UInt8] = []
+        while read.count < bytes.count {
+            read += try await c.core.read(handle: handle, size: 128 << 10, offset: Int64(read.count))
+        }
+        c.core.release(handle: handle)
+        #expect(read == bytes)
+        let pieceGets = pieces.gets.withLock { $0 }
+        #expect(pieceGets <= chunks / 2, "read as cat does: \(pieceGets) GETs for \(chunks) chunks")
+        print("ChunkPackingTests: 32 MiB in \(chunks) chunks read cold with \(wholeGets) GETs whole, \(pieceGets) piece by piece")
+        for device in [a, b, c] { await device.shutdown() }
+    }
 }

@@ -14,10 +14,17 @@ import Testing
 /// start, a page rewritten in place) sends only the blocks around it; the committed
 /// version's blocks go with no request at all.
 @Suite struct ChunkedUploadTests {
-    /// A store that counts the bytes put under `blocks/` and `packs/`, and the `exists` asked.
+    /// A store that counts the bytes put under `blocks/` and `packs/`, the `exists` asked,
+    /// and the `GET`s of content.
     final class CountingStore: ForwardingStore, Sendable {
         let base: any ContainerStore
         let counts = Mutex((bytes: 0, puts: 0, exists: 0))
+        let gets = Mutex(0)
+
+        func get(_ key: String, range: Range<Int64>?) async throws(StoreError) -> [UInt8] {
+            if key.hasPrefix(ContainerLayout.blockPrefix) || key.hasPrefix(ContainerLayout.packPrefix) { gets.withLock { $0 += 1 } }
+            return try await base.get(key, range: range)
+        }
 
         init(base: any ContainerStore) { self.base = base }
 
