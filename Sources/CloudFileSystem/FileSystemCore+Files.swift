@@ -86,7 +86,7 @@ extension FileSystemCore {
         let fd: Int32
         do { fd = try cache.open(ino, writable: writable) } catch { throw Self.wrap(error) }
         if truncate, let status = cache.status(fd: fd), status.size > 0 {
-            do { try noteContentChange(ino) } catch {
+            do { try noteContentChange(ino, .truncated(0)) } catch {
                 Glibc.close(fd)
                 throw error
             }
@@ -219,7 +219,7 @@ extension FileSystemCore {
         downloads.partials.forget(ino)
         // An empty file opened is no change: it keeps the time every device shows.
         do { try cache.createEmpty(ino, mtime: changed ? nil : before.mtime) } catch { throw Self.wrap(error) }
-        if changed { _ = handles.noteWrite(ino) }
+        if changed { _ = handles.noteWrite(ino, .truncated(0)) }
         do {
             try write { db in
                 guard var row = try ItemRow.find(ino: ino, db) else { return }
@@ -258,8 +258,8 @@ extension FileSystemCore {
     /// the first time since the item was clean. When the file held committed content, that
     /// mark is on disk before the change reaches the cache file: otherwise a power cut could
     /// keep the new bytes and lose the mark, and the change would never be uploaded.
-    func noteContentChange(_ ino: Inode) throws(FileSystemError) {
-        guard handles.noteWrite(ino) else { return }
+    func noteContentChange(_ ino: Inode, _ change: ContentChange) throws(FileSystemError) {
+        guard handles.noteWrite(ino, change) else { return }
         do {
             let heldCommittedContent = try metadata.write { db -> Bool in
                 guard var row = try ItemRow.find(ino: ino, db) else { return false }
@@ -316,9 +316,9 @@ extension FileSystemCore {
         guard file.writable else { throw FileSystemError(.badHandle) }
         guard file.partial == nil else { throw FileSystemError(.io, "inode \(file.ino) must be fetched before it is written") }
         let written = try withLeases([(file.ino, .exclusive)], "write") { () throws(FileSystemError) in
-            try noteContentChange(file.ino)
             var at = offset
             if file.append, let status = cache.status(fd: file.fd) { at = status.size }
+            try noteContentChange(file.ino, .written(at..<(at + Int64(data.count))))
             do throws(SystemError) {
                 try Syscall.writeAll(fd: file.fd, data, at: at)
             } catch where error.errno == ENOSPC && freeDeletedContent() {
@@ -400,7 +400,7 @@ extension FileSystemCore {
         guard mode == 0 else { throw FileSystemError(.notSupported) }
         guard file.partial == nil else { throw FileSystemError(.io, "inode \(file.ino) must be fetched before it is written") }
         let clearedSetID = try withLeases([(file.ino, .exclusive)], "fallocate") { () throws(FileSystemError) -> Bool in
-            try noteContentChange(file.ino)
+            try noteContentChange(file.ino, .written(offset..<(offset + length)))
             var result = posix_fallocate(file.fd, off_t(offset), off_t(length))
             if result == ENOSPC && freeDeletedContent() { result = posix_fallocate(file.fd, off_t(offset), off_t(length)) }
             guard result == 0 else { throw Self.localFailure(result, "fallocate failed") }
@@ -459,7 +459,7 @@ extension FileSystemCore {
                 if row.contentState != .local {
                     try makeEmptyLocal(ino, changed: true)
                 } else {
-                    try noteContentChange(ino)
+                    try noteContentChange(ino, .truncated(size))
                 }
                 guard Glibc.truncate(cache.path(for: ino), off_t(size)) == 0 else { throw Self.localFailure(errno, "truncate failed") }
                 row = try self.row(ino)

@@ -58,7 +58,7 @@ extension FileSystemCore {
                     }
                     throw Self.wrap(error)
                 }
-                _ = handles.noteWrite(created.inode)
+                _ = handles.noteWrite(created.inode, .unknown)
             }
             created.contentState = .local
             handles.addLookup(created.inode)

@@ -71,7 +71,7 @@ extension FileSystemCore {
             // placeholder's cache file means nothing until its row says it is here).
             try await OffloadedWork.run { () throws(FileSystemError) in
                 switch try self.row(ino).contentState {
-                case .local: try self.noteContentChange(ino)
+                case .local: try self.noteContentChange(ino, .unknown)
                 case .partial: try self.forgetFillDurably(ino)
                 case .placeholder: break
                 }
@@ -81,7 +81,7 @@ extension FileSystemCore {
             cache.discard(temporary)
             throw Self.wrap(error)
         }
-        _ = handles.noteWrite(ino)
+        _ = handles.noteWrite(ino, .unknown)
         do {
             try await metadata.write { db in
                 guard var current = try ItemRow.find(ino: ino, db) else { return }

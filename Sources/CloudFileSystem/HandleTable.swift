@@ -40,6 +40,9 @@ public final class HandleTable: LocalActivity {
         var nextHandle: UInt64 = 1
         /// When each item was last opened (nanoseconds): the cache budget evicts the oldest first.
         var lastUse: [Inode: Int64] = [:]
+        /// What was written to large files since their content was committed, apart from
+        /// `live` (kept while the file is idle), for at most `writtenLimit` files.
+        var written: [Inode: WrittenRanges] = [:]
 
         /// Changes an inode's entry, and drops it when that leaves it idle.
         mutating func update<T: Sendable>(_ ino: Inode, _ body: (inout Live) -> T) -> T {
@@ -159,14 +162,29 @@ public final class HandleTable: LocalActivity {
 
     // MARK: Content generations
 
-    /// A local content change: returns true if the database must now be told (first change since clean).
-    func noteWrite(_ ino: Inode) -> Bool {
-        update(ino) { live in
-            live.writeGeneration &+= 1
-            if live.writeGeneration == 0 { live.writeGeneration = 1 }
-            let first = !live.markedDirty
-            live.markedDirty = true
-            return first
+    /// Files whose writes are followed at once; past it, one of them stops being followed
+    /// (read whole at its next upload).
+    static let writtenLimit = 4096
+
+    /// A local content change, with what it changes: returns true if the database must now
+    /// be told (first change since clean). A change of unknown extent ends the following
+    /// of the file's writes until its next commit.
+    func noteWrite(_ ino: Inode, _ change: ContentChange) -> Bool {
+        state.withLock { state in
+            if state.written[ino] != nil {
+                switch change {
+                case .written(let range): state.written[ino]!.write(range)
+                case .truncated(let size): state.written[ino]!.truncate(to: size)
+                case .unknown: state.written.removeValue(forKey: ino)
+                }
+            }
+            return state.update(ino) { live in
+                live.writeGeneration &+= 1
+                if live.writeGeneration == 0 { live.writeGeneration = 1 }
+                let first = !live.markedDirty
+                live.markedDirty = true
+                return first
+            }
         }
     }
 
@@ -207,15 +225,28 @@ public final class HandleTable: LocalActivity {
         peek(ino) { $0.writeGeneration }
     }
 
-    public func commitContent(_ ino: Inode, generation: UInt64) -> Bool {
-        update(ino) { live in
-            guard live.writeGeneration == generation else { return false }
-            live.markedDirty = false
-            return true
+    public func commitContent(_ ino: Inode, generation: UInt64, blocks: [BlockReference]) -> Bool {
+        state.withLock { state in
+            let clean = state.update(ino) { live in
+                guard live.writeGeneration == generation else { return false }
+                live.markedDirty = false
+                return true
+            }
+            state.written.removeValue(forKey: ino)
+            // Files of more than the leading blocks: smaller ones are read whole at no cost.
+            guard clean, blocks.count > 2 else { return clean }
+            if state.written.count >= Self.writtenLimit, let any = state.written.keys.first { state.written.removeValue(forKey: any) }
+            state.written[ino] = WrittenRanges(base: WrittenRanges.base(of: blocks), length: blocks.reduce(0) { $0 + $1.length })
+            return clean
         }
     }
 
+    public func writtenRanges(_ ino: Inode) -> WrittenRanges? {
+        state.withLock { $0.written[ino] }
+    }
+
     public func contentDiscarded(_ ino: Inode) {
+        state.withLock { _ = $0.written.removeValue(forKey: ino) }
         update(ino) { $0.markedDirty = false }
         // Its last use only ranked local content for eviction; forgetting it keeps the map
         // to what is cached, not to every inode ever opened.

@@ -16,6 +16,6 @@ extension Chunker {
     ) throws(Failure) -> Rechunk {
         var rechunker = Rechunker(map: EditMap(edits: edits, oldLength: oldCuts.last ?? 0), oldCuts: oldCuts, parameters: parameters)
         try rechunker.run(read)
-        return Rechunk(cuts: rechunker.cuts, read: rechunker.read)
+        return Rechunk(cuts: rechunker.cuts, read: rechunker.read, kept: rechunker.kept)
     }
 }

@@ -5,6 +5,9 @@ public struct Rechunk: Sendable, Hashable {
     public let cuts: [Int]
     /// The ranges of the new content that were read, in order, contiguous reads merged.
     public let read: [Range<Int>]
+    /// New chunks that are old chunks moved by the edits, by index (new to old): the same
+    /// bytes, which were not read.
+    public let kept: [Int: Int]
 
     public var bytesRead: Int { read.reduce(0) { $0 + $1.count } }
 }

@@ -9,6 +9,8 @@ struct Rechunker {
     let parameters: ChunkerParameters
     private(set) var cuts: [Int] = []
     private(set) var read: [Range<Int>] = []
+    /// New chunks that are old ones moved (new index to old index): their bytes were not read.
+    private(set) var kept: [Int: Int] = [:]
     /// A cut of the new content (or 0): `cuts` holds every cut up to it.
     private var position = 0
 
@@ -30,6 +32,8 @@ struct Rechunker {
     private mutating func keepOldCuts(through limit: Int, shift: Int) {
         var index = oldCuts.firstIndex(above: position - shift)
         while index < oldCuts.count, oldCuts[index] <= limit {
+            let start = cuts.last ?? 0
+            if start == (index == 0 ? 0 : oldCuts[index - 1]) + shift { kept[cuts.count] = index }
             cuts.append(oldCuts[index] + shift)
             index += 1
         }

@@ -1,5 +1,6 @@
 import ContentChunking
 import Inodes
+import ItemModel
 
 /// A local file read block by block as `BlockCutting` cuts it, for an upload: the leading
 /// blocks read at their lengths, then the rest in pieces through the chunker, each block
@@ -7,6 +8,8 @@ import Inodes
 struct BlockSource {
     enum Step {
         case block([UInt8])
+        /// A block the store has (a committed one, unchanged): named, not read.
+        case stored(BlockReference)
         /// The content ended: every block was handed out.
         case end
         /// The file is gone.

@@ -22,6 +22,8 @@ struct ContentUploader: Sendable {
     let gate: TransferGate
     let condemned: CondemnedObjects
     let cutting: BlockCutting
+    /// Bytes of local content read for uploads, in all.
+    let bytesRead = ByteCounter()
     var reader: LocalContentReader { LocalContentReader(cache: cache, coordinator: coordinator) }
 
     /// Uploads the content of these files, as many at once as the gate lets through; the
@@ -78,8 +80,8 @@ struct ContentUploader: Sendable {
         transfers.begin(ino, .upload, total: expected)
         var failure: String? = "upload interrupted"
         defer { transfers.end(ino, error: failure) }
-        var source = BlockSource(reader: reader, ino: ino, fd: fd, name: name, cutting: cutting)
-        guard let (blocks, size, reused) = try await storeBlocks(ino, name: name, known: known, expected: expected, { () async throws(SyncError) in try await source.next() }) else {
+        let next = try await blockSteps(row, fd: fd, committed: committed, expected: expected)
+        guard let (blocks, size, reused) = try await storeBlocks(ino, name: name, known: known, expected: expected, next) else {
             failure = nil
             return nil
         }
@@ -94,6 +96,40 @@ struct ContentUploader: Sendable {
         // file emptied for a write still to come. Never published half-written.
         guard activity.writeGeneration(ino) == generation, !activity.isBeingWritten(ino), let status = cache.status(fd: fd) else { return nil }
         return ContentUpload(blocks: blocks, size: size, mtime: status.mtime, writeGeneration: generation, reused: reused)
+    }
+
+    /// The file's blocks one after another: only around what was written since the
+    /// committed version when the writes were followed (`IncrementalCutting`), else the
+    /// whole file read (`BlockSource`). Counts what it reads (`bytesRead`).
+    private func blockSteps(
+        _ row: ItemRow, fd: Int32, committed: [BlockReference], expected: Int64
+    ) async throws(SyncError) -> () async throws(SyncError) -> BlockSource.Step {
+        let (ino, name, reader, counter) = (row.inode, row.itemName.description, reader, bytesRead)
+        let read = { (range: Range<Int>) async throws(SyncError) -> [UInt8]? in
+            let bytes = try await reader.read(ino, fd: fd, count: range.count, at: Int64(range.lowerBound), name: name)
+            counter.add(bytes?.count ?? 0)
+            return bytes
+        }
+        if let written = activity.writtenRanges(ino), written.base == WrittenRanges.base(of: committed),
+           let (pieces, windows) = try await IncrementalCutting(cutting: cutting).pieces(
+               committed: committed, edits: written.edits(newLength: expected), newLength: Int(expected), read: read) {
+            var remaining = pieces[...]
+            let condemned = self.condemned
+            return { () async throws(SyncError) -> BlockSource.Step in
+                guard let piece = remaining.popFirst() else { return .end }
+                // A kept block whose object a collector condemned is read and stored anew.
+                if let block = piece.kept, ContainerLayout.objectKey(of: block).map(condemned.contains) != true { return .stored(block) }
+                if let bytes = windows.bytes(piece.range) { return .block(bytes) }
+                guard let bytes = try await read(piece.range) else { return .deleted }
+                return bytes.count == piece.range.count ? .block(bytes) : .deleted
+            }
+        }
+        var source = BlockSource(reader: reader, ino: ino, fd: fd, name: name, cutting: cutting)
+        return { () async throws(SyncError) -> BlockSource.Step in
+            let step = try await source.next()
+            if case .block(let bytes) = step { counter.add(bytes.count) }
+            return step
+        }
     }
 
     /// Stores bytes held in memory as blocks, all under fresh keys (an edit kept for a
@@ -131,6 +167,12 @@ struct ContentUploader: Sendable {
                     let bytes: [UInt8]
                     switch try await next() {
                     case .block(let block): bytes = block
+                    case .stored(let block):
+                        blocks.append(block)
+                        placed[block.hash] = block
+                        offset += block.length
+                        if let ino { transfers.advance(ino, by: block.length) }
+                        continue
                     case .end: break reading
                     case .deleted:
                         deleted = true

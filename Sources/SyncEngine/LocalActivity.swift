@@ -1,4 +1,5 @@
 import Inodes
+import ItemModel
 
 /// What the sync engine must know about local use of an item, answered by the
 /// filesystem's handle table (in memory, no locks beyond its own Mutex).
@@ -13,8 +14,12 @@ public protocol LocalActivity: Sendable {
     /// Bumped by every local content change; an upload is committed as clean only if unchanged.
     func writeGeneration(_ ino: Inode) -> UInt64
     /// Called inside the commit transaction: true (and the item's content counts as clean)
-    /// if no write came since `generation`; atomic with respect to writers.
-    func commitContent(_ ino: Inode, generation: UInt64) -> Bool
+    /// if no write came since `generation`; atomic with respect to writers. `blocks`: the
+    /// content committed, from which writes are followed (`writtenRanges`).
+    func commitContent(_ ino: Inode, generation: UInt64, blocks: [BlockReference]) -> Bool
+    /// What was written since the content was a committed version, if every change since
+    /// was followed (none lost with a restart, none of an unknown extent).
+    func writtenRanges(_ ino: Inode) -> WrittenRanges?
     /// The item's local content was discarded (it follows a remote version now): the next
     /// local write is a new change, to be recorded in the database again.
     func contentDiscarded(_ ino: Inode)

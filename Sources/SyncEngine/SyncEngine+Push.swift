@@ -241,7 +241,7 @@ extension SyncEngine {
                     }
                     continue
                 }
-                let contentClean = entry.upload.map { activity.commitContent(entry.ino, generation: $0.writeGeneration) } ?? !entry.nameOnly
+                let contentClean = entry.upload.map { activity.commitContent(entry.ino, generation: $0.writeGeneration, blocks: $0.blocks) } ?? !entry.nameOnly
                 let unchanged = row.changeGen == entry.changeGen && contentClean
                 switch entry.change {
                 case .delete(let id):

@@ -77,6 +77,17 @@ import Testing
         #expect(result.bytesRead == asked.reduce(0) { $0 + $1.count } && result.read.count <= max(asked.count, 1), "\(problem)")
         let lengths = edits.reduce(0) { $0 + $1.edit.length }
         #expect(result.bytesRead <= lengths + edits.count * 12 * parameters.average, "\(problem): read \(result.bytesRead)")
+        // A kept chunk is an old chunk's bytes; every other chunk was read whole.
+        let newChunks = zip([0] + result.cuts, result.cuts).map { $0..<$1 }
+        let oldChunks = zip([0] + oldCuts, oldCuts).map { $0..<$1 }
+        for (index, chunk) in newChunks.enumerated() {
+            if let oldIndex = result.kept[index] {
+                #expect(new[chunk] == old[oldChunks[oldIndex]], "\(problem): chunk \(index) kept as \(oldIndex)")
+            } else {
+                let read = result.read.contains { $0.lowerBound <= chunk.lowerBound && $0.upperBound >= chunk.upperBound }
+                #expect(read, "\(problem): chunk \(index) \(chunk) neither read nor kept")
+            }
+        }
         tally.cases += 1
         tally.edits += edits.count
         tally.bytesRead += result.bytesRead
