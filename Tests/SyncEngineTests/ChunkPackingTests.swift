@@ -137,7 +137,7 @@ import Testing
     }
 
     /// A large file read cold comes back in runs of its packed chunks, one ranged `GET` of
-    /// up to 8 MiB each, read whole at once or piece by piece as `cat` reads (the readahead
+    /// up to 4 MiB each, read whole at once or piece by piece as `cat` reads (the readahead
     /// asks for many chunks at a time); a chunk fetched alone is one `GET` (the control:
     /// the file has more chunks than either read makes requests).
     @Test func aLargeFileReadColdComesBackInRunsOfItsPacks() async throws {
@@ -153,7 +153,7 @@ import Testing
         let b = try await TestDevice(store: whole, name: "b")
         #expect(try await b.readBytes("big.bin") == bytes)
         let wholeGets = whole.gets.withLock { $0 }
-        #expect(wholeGets <= 5, "read whole: \(wholeGets) GETs for \(chunks) chunks")
+        #expect(wholeGets <= chunks / 2, "read whole: \(wholeGets) GETs for \(chunks) chunks")
 
         let pieces = CountingStore(base: base)
         let c = try await TestDevice(store: pieces, name: "c")
@@ -166,7 +166,7 @@ import Testing
         c.core.release(handle: handle)
         #expect(read == bytes)
         let pieceGets = pieces.gets.withLock { $0 }
-        #expect(pieceGets <= chunks / 2, "read as cat does: \(pieceGets) GETs for \(chunks) chunks")
+        #expect(pieceGets <= chunks * 2 / 3, "read as cat does: \(pieceGets) GETs for \(chunks) chunks")
         print("ChunkPackingTests: 32 MiB in \(chunks) chunks read cold with \(wholeGets) GETs whole, \(pieceGets) piece by piece")
         for device in [a, b, c] { await device.shutdown() }
     }
