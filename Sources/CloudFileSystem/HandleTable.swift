@@ -245,6 +245,10 @@ public final class HandleTable: LocalActivity {
         state.withLock { $0.written[ino] }
     }
 
+    public func contentReplaced(_ ino: Inode) {
+        state.withLock { _ = $0.written.removeValue(forKey: ino) }
+    }
+
     public func contentDiscarded(_ ino: Inode) {
         state.withLock { _ = $0.written.removeValue(forKey: ino) }
         update(ino) { $0.markedDirty = false }

@@ -195,7 +195,9 @@ struct ContentUploader: Sendable {
                         continue
                     }
                     if filling == nil {
-                        let bound = min(Int64(ChunkPack.limit + cutting.chunking.maximum), max(expected - offset + Int64(bytes.count), 0)) + 64 << 10
+                        // The pack's bytes: up to the limit and a block more, or what is left of the file.
+                        let left = max(expected - offset + Int64(bytes.count), Int64(bytes.count))
+                        let bound = min(Int64(ChunkPack.limit + max(cutting.chunking.maximum, bytes.count)), left) + 64 << 10
                         filling = (ChunkPack(), try await gate.admit(bytes: bound))
                     }
                     let sealed = try await OffloadedWork.run { () throws(SyncError) in try codec.packed(bytes, name: hash) }

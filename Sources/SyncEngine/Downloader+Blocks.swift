@@ -78,7 +78,8 @@ extension Downloader {
     /// all, and as many again for readers only.
     private func startJobs() {
         while let (key, job) = queued.min(by: { ($0.value.priority, $0.value.order) < ($1.value.priority, $1.value.order) }) {
-            let transfers = Dictionary(running.values.map { ($0.transfer, $0.priority == .reader) }) { first, _ in first }
+            // A run is a reader's if any of its blocks is.
+            let transfers = Dictionary(running.values.map { ($0.transfer, $0.priority == .reader) }) { $0 || $1 }
             let readers = transfers.values.count { $0 }
             let others = transfers.count - readers
             let free = job.priority == .reader ? readers < parallelTransfers || others + readers < parallelTransfers
@@ -105,21 +106,22 @@ extension Downloader {
         let blocks = job.partial.blocks
         guard let pack = blocks[job.index].pack, blocks[job.index].inline == nil else { return [job] }
         var (start, end) = ContainerLayout.location(of: blocks[job.index]).range.map { ($0.lowerBound, $0.upperBound) } ?? (0, 0)
-        func next(_ index: Int) -> (Job, Range<Int64>)? {
+        // The next block by index, if it lies after the run (`forward`) or before it in the pack.
+        func next(_ index: Int, forward: Bool) -> (Job, Range<Int64>)? {
             guard blocks.indices.contains(index), blocks[index].pack == pack, blocks[index].inline == nil,
                   let queuedJob = queued[BlockKey(generation: job.partial.generation, index: index)],
                   let range = ContainerLayout.location(of: blocks[index]).range else { return nil }
-            let (lower, upper) = (min(start, range.lowerBound), max(end, range.upperBound))
-            let apart = range.lowerBound >= end ? range.lowerBound - end : start - range.upperBound
-            guard apart >= 0, apart <= Self.neighbourGap, upper - lower <= Self.largestRun else { return nil }
+            let apart = forward ? range.lowerBound - end : start - range.upperBound
+            let span = forward ? range.upperBound - start : end - range.lowerBound
+            guard apart >= 0, apart <= Self.neighbourGap, span <= Self.largestRun else { return nil }
             return (queuedJob, range)
         }
         var (before, after) = ([Job](), [Job]())
-        while let (found, range) = next(job.index + after.count + 1) {
+        while let (found, range) = next(job.index + after.count + 1, forward: true) {
             after.append(found)
             end = range.upperBound
         }
-        while let (found, range) = next(job.index - before.count - 1) {
+        while let (found, range) = next(job.index - before.count - 1, forward: false) {
             before.append(found)
             start = range.lowerBound
         }

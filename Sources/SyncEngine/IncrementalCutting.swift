@@ -20,10 +20,15 @@ struct IncrementalCutting {
 
     let cutting: BlockCutting
 
+    /// The most read into memory to find the cuts: past it the file is read whole, as it
+    /// streams (a few MiB at a time).
+    static let windowLimit = 64 << 20
+
     /// The pieces of the new content in order, and the bytes read to find them (which
     /// serve the pieces they cover); nil when the edits cannot be followed this way (the
     /// committed blocks not cut as `cutting` cuts, a length change inside the leading
-    /// blocks, or more than half the file to read): the file is then read whole.
+    /// blocks, or more than half the file or `windowLimit` to read): the file is then
+    /// read whole.
     /// `read`: bytes of the new content, nil if the file is gone.
     func pieces(
         committed: [BlockReference], edits: [ChunkEdit], newLength: Int, read: (Range<Int>) async throws(SyncError) -> [UInt8]?
@@ -43,7 +48,15 @@ struct IncrementalCutting {
             return ChunkEdit(replaced: (lower - lead)..<(edit.replaced.upperBound - lead), length: edit.length - (lower - edit.replaced.lowerBound))
         }
         let regionCuts = oldCuts.dropFirst(leadCuts.count).map { $0 - lead }
+        let limit = min(newLength / 2, Self.windowLimit)
+        // Each edit's window read first, so the chunker usually runs once.
         var windows = ByteWindows()
+        for range in windowsAround(regionEdits, regionCuts, newLength: newLength - lead) {
+            let window = range.lowerBound + lead..<range.upperBound + lead
+            guard windows.count + window.count <= limit else { return nil }
+            guard let bytes = try await read(window), bytes.count == window.count else { return nil }
+            windows.add(bytes, at: window.lowerBound)
+        }
         while true {
             do throws(Unread) {
                 let rechunk = try Chunker.cuts(after: regionEdits, to: regionCuts, parameters: cutting.chunking) { (range: Range<Int>) throws(Unread) in
@@ -56,14 +69,47 @@ struct IncrementalCutting {
                 }
                 return (pieces, windows)
             } catch {
-                // A window from there of four average chunks (the chunker usually meets an
-                // old cut within one or two past an edit); asked again for more if not.
+                // Past an edit's window: four average chunks more.
                 let lower = error.range.lowerBound + lead
                 let upper = min(newLength, max(error.range.upperBound + lead, lower + 4 * cutting.chunking.average))
-                guard windows.count + (upper - lower) <= newLength / 2 else { return nil }
+                guard windows.count + (upper - lower) <= limit else { return nil }
                 guard let bytes = try await read(lower..<upper), bytes.count == upper - lower else { return nil }
                 windows.add(bytes, at: lower)
             }
         }
+    }
+
+    /// The ranges of the new content (past the leading blocks) the chunker reads around
+    /// each edit, merged: from the last old cut before it (where the chunker starts again)
+    /// to four average chunks past its new bytes (it usually meets an old cut within one
+    /// or two).
+    private func windowsAround(_ edits: [ChunkEdit], _ oldCuts: [Int], newLength: Int) -> [Range<Int>] {
+        let oldLength = oldCuts.last ?? 0
+        var (ranges, shift) = ([Range<Int>](), 0)
+        for edit in edits {
+            let limit = min(edit.replaced.lowerBound, oldLength - 1)
+            let cut = oldCuts.lastIndexAtMost(limit).map { oldCuts[$0] } ?? 0
+            let lower = cut + shift
+            let upper = min(newLength, edit.replaced.lowerBound + shift + edit.length + 4 * cutting.chunking.average)
+            shift += edit.shift
+            if let last = ranges.last, last.upperBound >= lower {
+                ranges[ranges.count - 1] = last.lowerBound..<max(last.upperBound, upper)
+            } else if lower < upper {
+                ranges.append(lower..<upper)
+            }
+        }
+        return ranges
+    }
+}
+
+extension [Int] {
+    /// In a sorted array, the index of the last element at most `value`.
+    fileprivate func lastIndexAtMost(_ value: Int) -> Int? {
+        var (low, high) = (0, count)
+        while low < high {
+            let middle = (low + high) / 2
+            if self[middle] <= value { low = middle + 1 } else { high = middle }
+        }
+        return low == 0 ? nil : low - 1
     }
 }

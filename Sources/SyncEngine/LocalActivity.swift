@@ -20,6 +20,9 @@ public protocol LocalActivity: Sendable {
     /// What was written since the content was a committed version, if every change since
     /// was followed (none lost with a restart, none of an unknown extent).
     func writtenRanges(_ ino: Inode) -> WrittenRanges?
+    /// The engine replaced the item's local content (a merge installed): the writes
+    /// followed since its commit no longer describe it.
+    func contentReplaced(_ ino: Inode)
     /// The item's local content was discarded (it follows a remote version now): the next
     /// local write is a new change, to be recorded in the database again.
     func contentDiscarded(_ ino: Inode)

@@ -109,6 +109,8 @@ extension SyncEngine {
         }
         let now = Timestamp.now()
         do {
+            // Before the bytes change: no upload may take the writes followed so far for them.
+            activity.contentReplaced(row.inode)
             try await cache.installDurably(temporary, as: row.inode, mtime: now)
         } catch {
             leases.release()

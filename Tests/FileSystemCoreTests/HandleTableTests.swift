@@ -1,6 +1,8 @@
 @testable import CloudFileSystem
 import Foundation
 import Inodes
+import ItemModel
+import SyncEngine
 import Testing
 
 /// The kernel's lookups and the open handles decide when an unlinked item's content and
@@ -90,5 +92,31 @@ import Testing
         let truncating = table.open(OpenFile(ino: 11, fd: open("/dev/null", O_WRONLY), writable: true, append: false), wroteOnOpen: true).handle
         #expect(table.isBeingWritten(11))
         _ = table.close(truncating)
+    }
+
+    /// Writes are followed from a commit of more than the two leading blocks: ranges and
+    /// truncates add up; a change of unknown extent, content the engine replaced (a merge)
+    /// or discarded, and a later commit that could not count as clean each end it.
+    @Test func writesAreFollowedFromACommitUntilSomethingUnknownHappens() throws {
+        let table = HandleTable()
+        let blocks = (1...3).map { BlockReference(hash: String(repeating: "\($0)", count: 64), length: 1 << 20) }
+        for end in ["unknown", "replaced", "discarded", "unclean"] {
+            #expect(table.commitContent(12, generation: table.writeGeneration(12), blocks: blocks))
+            #expect(table.writtenRanges(12) == WrittenRanges(base: WrittenRanges.base(of: blocks), length: 3 << 20))
+            _ = table.noteWrite(12, .written(100..<200))
+            _ = table.noteWrite(12, .written(150..<300))
+            _ = table.noteWrite(12, .truncated(2 << 20))
+            let followed = try #require(table.writtenRanges(12))
+            #expect(followed.written == [100..<300] && followed.shortest == 2 << 20)
+            switch end {
+            case "unknown": _ = table.noteWrite(12, .unknown)
+            case "replaced": table.contentReplaced(12)
+            case "discarded": table.contentDiscarded(12)
+            default: #expect(!table.commitContent(12, generation: table.writeGeneration(12) - 1, blocks: blocks))
+            }
+            #expect(table.writtenRanges(12) == nil, "\(end)")
+        }
+        #expect(table.commitContent(12, generation: table.writeGeneration(12), blocks: Array(blocks.prefix(2))))
+        #expect(table.writtenRanges(12) == nil, "two blocks are read whole")
     }
 }
