@@ -172,7 +172,7 @@ import Testing
         let (old, pinned) = (try #require(b.inode("old.bin")), try #require(b.inode("pinned.bin")))
         try b.core.setXattr(pinned, name: Array("user.ubiqfs.pinned".utf8), value: [49], flags: 0)
         _ = try await read(b, old, offset: 0, size: 10)
-        for _ in 0..<200 where try state(b, pinned) != "local" { try await Task.sleep(for: .milliseconds(20)) }
+        try await waitUntilLocal(b, pinned)
         #expect(try state(b, old) == "partial")
         let budget = CacheBudget(core: b.core, limit: 0, logger: Logger(label: "test"))
         #expect(budget.enforce() == 1)
@@ -196,7 +196,7 @@ import Testing
         #expect(try b.core.attributes(e).blocks == 0)
         #expect(b.cache.status(e) == nil)
         try b.core.setXattr(p, name: Array("user.ubiqfs.pinned".utf8), value: [49], flags: 0)
-        for _ in 0..<200 where try state(b, p) != "local" { try await Task.sleep(for: .milliseconds(20)) }
+        try await waitUntilLocal(b, p)
         #expect(try state(b, p) == "local")
         // Opening for writing (`touch`) fetches nothing; the first write fetches the rest.
         let before = try b.core.attributes(w).blocks
@@ -223,5 +223,11 @@ import Testing
         let spoiled = range.map { Int($0.lowerBound)..<Int($0.upperBound) } ?? bytes.indices
         bytes.replaceSubrange(spoiled, with: [UInt8](repeating: 0, count: spoiled.count))
         try await store.put(key, bytes)
+    }
+
+    /// Waits for a pinned file's download: a guard against a hang, not a speed claim (beside
+    /// stress-ng and a dozen other tests, 4 seconds were not always enough for 3 MiB).
+    func waitUntilLocal(_ device: TestDevice, _ ino: Inode) async throws {
+        for _ in 0..<3000 where try state(device, ino) != "local" { try await Task.sleep(for: .milliseconds(20)) }
     }
 }
