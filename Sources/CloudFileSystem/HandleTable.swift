@@ -173,7 +173,9 @@ public final class HandleTable: LocalActivity {
         state.withLock { state in
             if state.written[ino] != nil {
                 switch change {
-                case .written(let range): state.written[ino]!.write(range)
+                case .written(let range):
+                    state.written[ino]!.write(range)
+                    if state.written[ino]!.isTooScattered { state.written.removeValue(forKey: ino) }
                 case .truncated(let size): state.written[ino]!.truncate(to: size)
                 case .unknown: state.written.removeValue(forKey: ino)
                 }

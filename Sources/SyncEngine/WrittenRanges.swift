@@ -16,6 +16,14 @@ public struct WrittenRanges: Sendable, Hashable {
     /// The shortest length a truncate left (nil: never cut).
     public private(set) var shortest: Int64?
 
+    /// Past this many apart ranges, an upload would read more windows than it may hold
+    /// (`IncrementalCutting.windowLimit`, four average chunks each), and each write made
+    /// here (under the handle table's lock, in a FUSE callback) would cost more: the file
+    /// stops being followed and is read whole.
+    public static let rangeLimit = 64
+
+    public var isTooScattered: Bool { written.count > Self.rangeLimit }
+
     public init(base: String, length: Int64) {
         (self.base, self.length) = (base, length)
     }

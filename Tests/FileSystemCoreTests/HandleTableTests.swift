@@ -116,6 +116,10 @@ import Testing
             }
             #expect(table.writtenRanges(12) == nil, "\(end)")
         }
+        // Writes scattered past `rangeLimit` ranges end it too.
+        #expect(table.commitContent(12, generation: table.writeGeneration(12), blocks: blocks))
+        for index in 0...Int64(WrittenRanges.rangeLimit) { _ = table.noteWrite(12, .written(index * 10..<index * 10 + 1)) }
+        #expect(table.writtenRanges(12) == nil, "scattered")
         #expect(table.commitContent(12, generation: table.writeGeneration(12), blocks: Array(blocks.prefix(2))))
         #expect(table.writtenRanges(12) == nil, "two blocks are read whole")
     }
