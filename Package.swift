@@ -3,7 +3,7 @@ import PackageDescription
 
 /// Modules and their one-way dependencies (see docs/ARCHITECTURE.md):
 /// Inodes (leaf) -> FuseKit, FileCoordinator, MetadataStore, ContentCache;
-/// CFuse3 -> FuseKit; ItemModel -> ContainerStore, MetadataStore, ContentCache; IgnoreRules (a pure leaf); Merging (pure: ItemModel,
+/// CFuse3 -> FuseKit; ItemModel (swift-crypto: digests of block lists) -> ContainerStore, MetadataStore, ContentCache; IgnoreRules (a pure leaf); Merging (pure: ItemModel,
 /// IgnoreRules); DatabaseMerge (ItemModel, GRDB: users' SQLite files); ContentChunking (pure: ItemModel, swift-crypto;
 /// content-defined chunks); S3Store (ContainerStore over HTTP);
 /// ContainerCrypto (keys, sealing, `SealedStore` over any store); SyncEngine uses the stores, crypto, metadata, cache, coordinator, merges and chunking;
@@ -32,7 +32,7 @@ let package = Package(
         .target(name: "Inodes"),
         .target(name: "FuseKit", dependencies: ["CFuse3", "Inodes"]),
         .target(name: "CSystemShims"),
-        .target(name: "ItemModel"),
+        .target(name: "ItemModel", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "IgnoreRules"),
         .target(name: "Merging", dependencies: ["ItemModel", "IgnoreRules"]),
         .target(name: "DatabaseMerge", dependencies: ["ItemModel", .product(name: "GRDB", package: "GRDB.swift")]),

@@ -4,9 +4,9 @@ import Foundation
 /// every device reads it before anything else and refuses formats it does not know.
 public struct ContainerInfo: Hashable, Sendable, Codable {
     /// What a new container gets, and the newest format this version reads and writes.
-    public static let currentFormat = 4
+    public static let currentFormat = 5
     /// The newest format this process reads and writes: `currentFormat`, or less as
-    /// `UBIQFS_FORMAT=1`, `2` or `3` in the daemon's environment says, a device of an earlier
+    /// `UBIQFS_FORMAT=1` to `4` in the daemon's environment says, a device of an earlier
     /// release (tests make old containers and old devices with it; nobody else needs it).
     public static var newestFormat: Int {
         guard let value = ProcessInfo.processInfo.environment["UBIQFS_FORMAT"].flatMap(Int.init), (1..<currentFormat).contains(value) else {

@@ -14,6 +14,9 @@ public struct ItemSnapshot: Hashable, Sendable, Codable {
     public var size: Int64
     /// Content blocks in order, for files; their lengths add up to `size`.
     public var blocks: [BlockReference]?
+    /// Format 5, in a journal record only: the blocks as an edit of the file's last ones
+    /// (`BlockSplice`), in place of `blocks`; a reader expands it before anything else.
+    public var splice: BlockSplice?
     public var target: ByteString?
     /// User extended attributes (`user.*` names only), values as bytes.
     public var xattrs: [String: Data]?
@@ -38,7 +41,7 @@ public struct ItemSnapshot: Hashable, Sendable, Codable {
 
     /// Every blob the item names: its content and its thumbnails (what collection keeps).
     public var namedBlocks: [BlockReference] {
-        (blocks ?? []) + (thumbnails ?? []).flatMap(\.blocks)
+        (blocks ?? []) + (splice?.newBlocks ?? []) + (thumbnails ?? []).flatMap(\.blocks)
     }
 
     public init(

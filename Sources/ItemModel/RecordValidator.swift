@@ -32,6 +32,8 @@ public enum RecordValidator {
         item.mode &= 0o1777
         switch item.kind {
         case .file:
+            // A record's splices are expanded before this (`BlockSplice`); none elsewhere.
+            guard item.splice == nil else { throw refuse("a splice where a list of blocks belongs") }
             let blocks = item.blocks ?? []
             guard blocks.allSatisfy(\.isWellFormed) else { throw refuse("malformed block reference") }
             guard let total = total(blocks) else { throw refuse("block lengths overflow") }
@@ -59,6 +61,7 @@ public enum RecordValidator {
             return .link(id: item.id, parent: item.parent, name: item.name, of: of)
         }
         item.of = nil
+        item.splice = nil
         if item.kind != .file { item.thumbnails = nil }
         if !item.kind.isDevice { item.rdev = nil }
         if let xattrs = item.xattrs { item.xattrs = kept(xattrs) }

@@ -3,9 +3,10 @@ import GRDB
 import ItemModel
 
 /// Applies a collector's blob moves (`JournalRecord.relocate`) to every reference this
-/// device keeps: the items' committed blocks, their base snapshots, the versions, the trash
-/// and the changes held for a writer. Only rows whose stored JSON mentions a pack that is
-/// left are decoded, so a move costs a scan of the tables, not a decode of them.
+/// device keeps: the items' committed blocks, their base snapshots, the journal's lists
+/// (`JournalBlocks`), the versions, the trash and the changes held for a writer. Only rows
+/// whose stored JSON mentions a pack that is left are decoded, so a move costs a scan of
+/// the tables, not a decode of them.
 public enum BlobRelocations {
     /// Rewrites every reference the moves name; returns the held changes if any of them
     /// was rewritten (their new form, for the engine's list), else none.
@@ -20,6 +21,7 @@ public enum BlobRelocations {
             _ = try rewrite("item", "blocks", mentioning: pack, db, moved)
             _ = try rewrite("base", "snapshot", mentioning: pack, db) { (item: ItemSnapshot) in relocated(item, table) }
             _ = try rewrite("version", "blocks", mentioning: pack, db, moved)
+            _ = try rewrite("journal_blocks", "blocks", mentioning: pack, db, moved)
             _ = try rewrite("trash", "entry", mentioning: pack, db) { (entry: TrashEntry) in
                 var entry = entry
                 var changed = false

@@ -238,6 +238,10 @@ public final class MetadataStore: Sendable {
             // Where committed large files' blocks are, by name (`ChunkIndex`).
             try ChunkIndex.createTable(db)
         }
+        migrator.registerMigration("v22: the journal's blocks of each file") { db in
+            // What format-5 splices are edits of (`JournalBlocks`).
+            try JournalBlocks.createTable(db)
+        }
         return migrator
     }
 

@@ -8,7 +8,7 @@ import ItemModel
 /// container's block size and at most the block size, so an edit anywhere, an insertion
 /// too, changes the blocks around it and the rest are stored already. Readers never
 /// depend on it.
-struct BlockCutting: Sendable {
+struct BlockCutting: Sendable, Hashable {
     /// The fixed lengths of the first blocks.
     let leading: [Int]
     let chunking: ChunkerParameters
@@ -16,13 +16,17 @@ struct BlockCutting: Sendable {
     /// The cutting for `info`; in an encrypted container the chunker's table is keyed, so
     /// block lengths say nothing of the content.
     init(info: ContainerInfo, cipher: ContainerCipher?) throws(SyncError) {
-        leading = info.leadingBlockLengths
-        let average = Self.average(blockSize: info.blockSize)
+        try self.init(leading: info.leadingBlockLengths, average: Self.average(blockSize: info.blockSize), cipher: cipher)
+    }
+
+    /// Chunks of `average` after blocks of `leading` lengths.
+    init(leading: [Int], average: Int, cipher: ContainerCipher?) throws(SyncError) {
+        self.leading = leading
         do {
             chunking = try cipher.map { cipher throws(ChunkingError) in try ChunkerParameters.keyed(cipher.chunkingKey, average: average) }
                 ?? ChunkerParameters.unkeyed(average: average)
         } catch {
-            throw SyncError(code: .container, message: "cannot chunk content with blocks of \(info.blockSize) bytes", cause: error)
+            throw SyncError(code: .container, message: "cannot chunk content in chunks of \(average) bytes", cause: error)
         }
     }
 

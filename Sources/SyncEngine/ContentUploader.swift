@@ -21,7 +21,7 @@ struct ContentUploader: Sendable {
     let transfers: TransferTable
     let gate: TransferGate
     let condemned: CondemnedObjects
-    let cutting: BlockCutting
+    let cuttings: FileCuttings
     /// Bytes of local content read for uploads, in all.
     let bytesRead = ByteCounter()
     var reader: LocalContentReader { LocalContentReader(cache: cache, coordinator: coordinator) }
@@ -80,7 +80,7 @@ struct ContentUploader: Sendable {
         transfers.begin(ino, .upload, total: expected)
         var failure: String? = "upload interrupted"
         defer { transfers.end(ino, error: failure) }
-        let next = try await blockSteps(row, fd: fd, committed: committed, expected: expected)
+        let next = try await blockSteps(row, fd: fd, committed: committed, expected: expected, cutting: cutting(row, fd: fd, committed: committed, size: expected))
         guard let (blocks, size, reused) = try await storeBlocks(ino, name: name, known: known, expected: expected, next) else {
             failure = nil
             return nil
@@ -98,11 +98,21 @@ struct ContentUploader: Sendable {
         return ContentUpload(blocks: blocks, size: size, mtime: status.mtime, writeGeneration: generation, reused: reused)
     }
 
+    /// How the file is cut (`FileCuttings`): by its first bytes, its committed list and
+    /// whether it was written inside that content here.
+    private func cutting(_ row: ItemRow, fd: Int32, committed: [BlockReference], size: Int64) async throws(SyncError) -> BlockCutting {
+        guard cuttings.fine != nil, format.current >= 5 else { return cuttings.coarse }
+        let head = try await reader.read(row.inode, fd: fd, count: FileCuttings.sqliteHeader.count, at: 0, name: row.itemName.description) ?? []
+        let written = activity.writtenRanges(row.inode).flatMap { $0.base == WrittenRanges.base(of: committed) ? $0 : nil }
+        return cuttings.cutting(size: size, head: head, committed: committed, editedInPlace: written?.editsInPlace ?? false, format: format.current)
+    }
+
     /// The file's blocks one after another: only around what was written since the
-    /// committed version when the writes were followed (`IncrementalCutting`), else the
-    /// whole file read (`BlockSource`). Counts what it reads (`bytesRead`).
+    /// committed version when the writes were followed and the committed blocks were cut
+    /// as `cutting` cuts (`IncrementalCutting`), else the whole file read (`BlockSource`).
+    /// Counts what it reads (`bytesRead`).
     private func blockSteps(
-        _ row: ItemRow, fd: Int32, committed: [BlockReference], expected: Int64
+        _ row: ItemRow, fd: Int32, committed: [BlockReference], expected: Int64, cutting: BlockCutting
     ) async throws(SyncError) -> () async throws(SyncError) -> BlockSource.Step {
         let (ino, name, reader, counter) = (row.inode, row.itemName.description, reader, bytesRead)
         let read = { (range: Range<Int>) async throws(SyncError) -> [UInt8]? in
@@ -111,6 +121,7 @@ struct ContentUploader: Sendable {
             return bytes
         }
         if let written = activity.writtenRanges(ino), written.base == WrittenRanges.base(of: committed),
+           cuttings.isFine(committed) == (cutting == cuttings.fine),
            let (pieces, windows) = try await IncrementalCutting(cutting: cutting).pieces(
                committed: committed, edits: written.edits(newLength: expected), newLength: Int(expected), read: read) {
             var remaining = pieces[...]
@@ -135,6 +146,9 @@ struct ContentUploader: Sendable {
     /// Stores bytes held in memory as blocks, all under fresh keys (an edit kept for a
     /// merge whose objects a collector condemned before its record: rule W4).
     func store(_ bytes: [UInt8], name: String) async throws(SyncError) -> [BlockReference] {
+        let cutting = cuttings.cutting(
+            size: Int64(bytes.count), head: Array(bytes.prefix(FileCuttings.sqliteHeader.count)), committed: [], editedInPlace: false, format: format.current
+        )
         var ends = cutting.cuts(of: bytes)[...]
         var start = 0
         let next = { () async throws(SyncError) -> BlockSource.Step in
@@ -197,7 +211,7 @@ struct ContentUploader: Sendable {
                     if filling == nil {
                         // The pack's bytes: up to the limit and a block more, or what is left of the file.
                         let left = max(expected - offset + Int64(bytes.count), Int64(bytes.count))
-                        let bound = min(Int64(ChunkPack.limit + max(cutting.chunking.maximum, bytes.count)), left) + 64 << 10
+                        let bound = min(Int64(ChunkPack.limit + max(cuttings.coarse.chunking.maximum, bytes.count)), left) + 64 << 10
                         filling = (ChunkPack(), try await gate.admit(bytes: bound))
                     }
                     let sealed = try await OffloadedWork.run { () throws(SyncError) in try codec.packed(bytes, name: hash) }

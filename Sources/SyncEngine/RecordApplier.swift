@@ -49,6 +49,8 @@ struct RecordApplier {
     /// The record's deletes, for the trash (unless `keepsTrash` is false).
     var trash = TrashCollector()
     var keepsTrash = true
+    /// False for a checkpoint's catch-up, whose items carry whole lists.
+    var expandsSplices = true
     /// The SHA-256 of the record's bytes as stored (`SettingKey.lastRecordHash`).
     var recordHash: String?
     /// The kinds of file that merge (format 4 and later; nil: none), for `mergeWait`.
@@ -96,7 +98,10 @@ struct RecordApplier {
         return try ItemRow.path(of: ino, db)
     }
 
-    mutating func apply(_ record: JournalRecord, seq: UInt64) throws {
+    mutating func apply(_ stored: JournalRecord, seq: UInt64) throws {
+        let (record, refusedSplices) = expandsSplices ? try RecordSplices.expanded(stored, seq: seq, db) : (stored, [])
+        outcome.refused += refusedSplices
+        try RecordSplices.note(record.ops, db)
         let own = record.device == device.id
         mayHold = try activity.hasAnyWriters || !HeldChanges.isEmpty(db)
         mayMerge = try merging.map { ($0.text || $0.sqlite || $0.json) && record.time != 0 } == true && ItemRow.hasPendingContent(db)

@@ -140,7 +140,7 @@ extension SyncEngine {
         record.settings = checkpoint.settings
         record.root = checkpoint.root
         record.format = checkpoint.format
-        try await apply(record, seq: seq, keepsTrash: history == nil && from > 0) { db in
+        try await apply(record, seq: seq, keepsTrash: history == nil && from > 0, fromCheckpoint: true) { db in
             for version in history?.versions ?? [] where version.seq > from {
                 if let known = version.version(in: items) { try FileVersions.add(version.id, known, db) }
             }

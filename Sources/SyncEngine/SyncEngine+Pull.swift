@@ -96,9 +96,12 @@ extension SyncEngine {
         uncertain = nil
         if seq == pending.seq && record.commit == pending.commit {
             logger.notice("journal \(seq) is this device's commit whose reply was lost; settled, not committed again")
-            var plan = try await calls.read("cannot read items for journal \(seq)") { db in
-                pending.settlingPlan(for: record) { id in try? ItemRow.find(id: id, db)?.inode }
+            // Its splices are edits of the lists before it, which are this device's still.
+            let (record, settling) = try await calls.read("cannot read items for journal \(seq)") { db in
+                let record = try RecordSplices.expanded(record, seq: seq, db).record
+                return (record, pending.settlingPlan(for: record) { id in try? ItemRow.find(id: id, db)?.inode })
             }
+            var plan = settling
             if pending.plan == nil { plan.entries = plan.entries.map(keepingLaterWrites) }
             try await committed(plan, seq: seq, record: record, hash: hash)
         } else {
@@ -123,9 +126,11 @@ extension SyncEngine {
     /// folders, in one transaction; a change to a file open for writing here is held
     /// (`RecordApplier`), the rest applied.
     /// `keepsTrash`: false for a checkpoint's catch-up, whose deletes the history object
-    /// says; `prelude` runs first in the same transaction (the history of a join).
+    /// says; `fromCheckpoint`: its items carry whole lists, a splice there is refused as
+    /// any item's; `prelude` runs first in the same transaction (the history of a join).
     func apply(
-        _ record: JournalRecord, seq: UInt64, hash: String? = nil, keepsTrash: Bool = true, prelude: (@Sendable (Database) throws -> Void)? = nil
+        _ record: JournalRecord, seq: UInt64, hash: String? = nil, keepsTrash: Bool = true, fromCheckpoint: Bool = false,
+        prelude: (@Sendable (Database) throws -> Void)? = nil
     ) async throws(SyncError) {
         let leases = try await leases(on: record.ops, "sync: apply journal \(seq)")
         let (device, activity, watched, resurrected) = (self.device, self.activity, feed.isWatched, self.resurrected)
@@ -139,6 +144,7 @@ extension SyncEngine {
                 )
                 applier.merging = mayMerge ? try ContainerSettings.current(db).merging : nil
                 applier.keepsTrash = keepsTrash
+                applier.expandsSplices = !fromCheckpoint
                 applier.recordHash = hash
                 try prelude?(db)
                 try applier.apply(record, seq: seq)

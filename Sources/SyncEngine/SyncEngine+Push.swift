@@ -56,7 +56,9 @@ extension SyncEngine {
         record.batch = pushOrder?.batch
         if record.format >= 2 { record.prev = try await lastRecordHash() }
         if record.format >= 4 { record.merges = try await mergesToCommit(plan) }
-        let bytes = try fitting(&plan, into: &record, seq: seq)
+        let ops = record.ops
+        let bases = record.format >= 5 ? try await calls.read("cannot read the files' lists") { db in try RecordSplices.bases(of: ops, db) } : [:]
+        let bytes = try fitting(&plan, into: &record, bases: bases, seq: seq)
         let key = ContainerLayout.journalKey(seq)
         // Until the store answers, nobody knows whether this lands: remember it durably
         // (with every change before it), so that after a power cut the record is known as
@@ -94,11 +96,15 @@ extension SyncEngine {
     /// and `RecordCodec.maxRecordSize`): a plan too large (long rename chains, files of
     /// huge block lists) keeps its first part and the rest stays dirty for a new order, so
     /// parents still go first.
-    func fitting(_ plan: inout PushPlan, into record: inout JournalRecord, seq: UInt64) throws(SyncError) -> [UInt8] {
+    /// Files whose list keeps blocks of the one the journal gave them (`bases`) go as
+    /// splices (`RecordSplices`); `record` itself keeps whole lists.
+    func fitting(
+        _ plan: inout PushPlan, into record: inout JournalRecord, bases: [ItemID: [BlockReference]] = [:], seq: UInt64
+    ) throws(SyncError) -> [UInt8] {
         if plan.entries.count > JournalRecord.maxOperations { cut(&plan, to: JournalRecord.maxOperations, &record) }
         while true {
             let bytes: [UInt8]
-            do { bytes = try RecordCodec.encode(record) } catch {
+            do { bytes = try RecordCodec.encode(RecordSplices.spliced(record, bases: bases)) } catch {
                 throw SyncError(code: .store, message: "cannot encode journal \(seq)", cause: error)
             }
             let limit = min(configuration.maxRecordBytes, RecordCodec.maxRecordSize)
@@ -277,6 +283,7 @@ extension SyncEngine {
             // Only what the record carries: a record cut to fit leaves the rest waiting.
             let carried = Set(plan.entries.map(\.itemID))
             for id in plan.pictured where carried.contains(id) { try MadeThumbnails.remove(id, db) }
+            try RecordSplices.note(record.ops, db)
             try Self.committedMerges(record, plan, seq: seq, device: deviceName, db)
             try trash.record(seq: seq, device: deviceName, time: time, batch: batch, db)
             try settings?.makeCurrent(db)

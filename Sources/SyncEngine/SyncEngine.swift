@@ -149,7 +149,7 @@ public actor SyncEngine {
         format = ContainerFormat(max(info.format, formatSeen))
         uploader = ContentUploader(
             calls: calls, format: format, cache: cache, coordinator: coordinator, activity: activity,
-            transfers: transfers, gate: gates.upload, condemned: condemned, cutting: try BlockCutting(info: info, cipher: calls.codec.cipher)
+            transfers: transfers, gate: gates.upload, condemned: condemned, cuttings: try FileCuttings(info: info, cipher: calls.codec.cipher)
         )
         do {
             lastSeq = UInt64(try metadata.setting(SettingKey.lastSeq) ?? "0") ?? 0

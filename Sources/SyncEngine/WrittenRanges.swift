@@ -24,6 +24,10 @@ public struct WrittenRanges: Sendable, Hashable {
 
     public var isTooScattered: Bool { written.count > Self.rangeLimit }
 
+    /// Whether a write landed inside the committed content, not only past its end: a file
+    /// edited in place, which an upload cuts fine (`FileCuttings`).
+    public var editsInPlace: Bool { written.contains { $0.lowerBound < min(length, shortest ?? length) } }
+
     public init(base: String, length: Int64) {
         (self.base, self.length) = (base, length)
     }

@@ -20,13 +20,15 @@ LINK = "link"                           # CF "Format 3", Links: another name of 
 KNOWN_KINDS = {"file", "directory", "symlink", "fifo", "socket",
                "characterDevice", "blockDevice", LINK}
 DEVICE_KINDS = {"characterDevice", "blockDevice"}
-READ_FORMATS = (1, 2, 3, 4)             # formats this reader understands
+READ_FORMATS = (1, 2, 3, 4, 5)          # formats this reader understands
 THUMBNAIL_SIZES = (128, 256, 512, 1024)  # CF "Format 3", Thumbnails
 THUMBNAIL_MAX_BYTES = MIB               # a thumbnail's blocks, in all
 THUMBNAILS_MAX = 4
 MERGES_FROM = 4                         # CF "Format 4", Merges: records of format >= 4
 MAX_MERGE_INPUTS = 16                   # 1 to 16 inputs; an input k is 1 to 16
 MERGE_DEFAULTS = {"text": True, "sqlite": False, "json": False}  # CF "Settings: what merges"
+SPLICES_FROM = 5                        # CF "Format 5", Splices: records of format >= 5
+SPLICE_MAX_BLOCKS = 1 << 20             # a splice's result: at most 1,048,576 blocks
 SCHEME = "ubiqfs-aes256gcm-1"
 FROM_CHECKPOINT = "(from a checkpoint)"  # CF "File versions"
 

@@ -155,7 +155,8 @@ def load_container(store, passphrase):
         raise Fatal("container.json refused: not a JSON object")
     fmt = info.get("format")
     if not is_int(fmt) or fmt not in READ_FORMATS:
-        raise Fatal("the container has format %r; this reader supports 1 to 4" % fmt)
+        raise Fatal("the container has format %r; this reader supports %d to %d"
+                    % (fmt, READ_FORMATS[0], READ_FORMATS[-1]))
     if not (isinstance(info.get("id"), str) and HEX32.match(info["id"])):
         raise Fatal("container.json refused: malformed id")
     size = info.get("blockSize")

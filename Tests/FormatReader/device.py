@@ -44,6 +44,9 @@ class Device:
         # (shown snapshot, moved here) of links this record's own deletes took away
         self.link_deletes = []
         self.links_removed = []    # committed links this record removed (for the trash)
+        # CF "Format 5", Splices: id -> the file's list as the journal gave it
+        # last (the base of a splice), whether its upsert was applied or not.
+        self.lists = {}
         self.warn = warn
 
     # -- the trees
@@ -170,6 +173,23 @@ class Device:
                 return True
             item_id = self.items[item_id]["parent"]
         return False
+
+    # -- the journal's lists (CF "Format 5", Splices: the base)
+
+    def keep_list(self, item):
+        """An upsert read in a record or in the checkpoint joined from (its
+        splice expanded), applied or refused by the checks: a file's
+        `blocks` (missing: []) become its id's list; an upsert as another
+        kind forgets the list."""
+        if item["kind"] == "file":
+            self.lists[item["id"]] = [dict(ref) for ref in item.get("blocks", [])]
+        else:
+            self.lists.pop(item["id"], None)
+
+    def forget_list(self, item_id):
+        """CF "Splices": a `delete` of the id forgets its list (GUESS: only a
+        delete that names the id, not the items deleted with a folder)."""
+        self.lists.pop(item_id, None)
 
     # -- operations (CF "Reading and validation", "Conflicts")
 
@@ -416,6 +436,7 @@ class Device:
         lists += [b for s in self.base.values() for b in block_lists(s)]
         lists += [row["blocks"] for rows in self.versions.values() for row in rows]
         lists += [b for e in self.trash for s in e["items"] for b in block_lists(s)]
+        lists += list(self.lists.values())     # CF "Splices": the bases too
         seen = set()
         for blocks in lists:
             for ref in blocks:

@@ -97,8 +97,10 @@ class Reader:
         ctx = (seq, rec["device"], rec["time"], rec["batch"])
         entries = []
         upserted = {}        # file id -> its snapshot as this record's last upsert applied it
-        for op in rec["ops"]:
+        for op in self.expand_splices(rec):
             try:
+                if op["op"] == "refused":
+                    raise Refused(op["why"])
                 if op["op"] == "upsert":
                     snap = validate_item(op["item"])
                     self.device.upsert(snap, ctx)
@@ -121,6 +123,35 @@ class Reader:
         elif rec["settings"]:
             self.device.settings.update(rec["settings"])
         self.take_root(seq, rec["root"])
+
+    def expand_splices(self, rec):
+        """CF "A reader's path", step 4, and "Format 5", Splices: before the
+        record's operations are applied, each splice becomes `blocks`,
+        operations taken in order (a second upsert of a file is an edit of
+        the first).  Every upsert read sets or forgets its id's list
+        (keep_list) whether it is applied or refused later; a delete forgets
+        it; a splice refused leaves it as it was, and its upsert is returned
+        as {"op": "refused", "why": ...} (logged in its turn, the rest of the
+        record applied).  GUESS: "each splice" is every splice of the record,
+        on an upsert of any kind (one of a folder is expanded too, and its
+        blocks then dropped as a folder's are)."""
+        out = []
+        for op in rec["ops"]:
+            if op["op"] == "delete":
+                self.device.forget_list(op["id"])
+                out.append(op)
+                continue
+            item = op["item"]
+            if "splice" in item:
+                try:
+                    item = expand_splice(item, self.device.lists.get(item["id"]),
+                                         rec["format"])
+                except Refused as err:
+                    out.append({"op": "refused", "why": str(err)})
+                    continue
+            self.device.keep_list(item)
+            out.append({"op": "upsert", "item": item})
+        return out
 
     def take_merges(self, seq, merges, upserted, ctx):
         """CF "Format 4", Merges (after `ops`, before `relocate`: CF "A
@@ -267,7 +298,12 @@ class Reader:
 
     def catch_up_item(self, seq, item, ctx, has):
         """One checkpoint item, checked and placed as an upsert; False if the
-        stateless checks refuse it (then nothing under it is reached)."""
+        stateless checks refuse it (then nothing under it is reached).  CF
+        "Splices": a file's list is the checkpoint's (whether the item is
+        then applied, refused, or the same as committed here); an item with
+        `splice` is refused, and leaves the list as it was."""
+        if "splice" not in item:
+            self.device.keep_list(item)
         try:
             snap = validate_item(item)
         except Refused as err:
@@ -287,6 +323,11 @@ class Reader:
         gone.sort(key=lambda i: -len(device.chain(device.base, i)))
         entries = []
         for item_id in gone:
+            # CF "Compaction", Rejoining: the catch-up deletes every committed
+            # item the checkpoint no longer has; CF "Splices": a delete of the
+            # id forgets its list (each of them, also one inside a folder
+            # deleted first).
+            device.forget_list(item_id)
             if item_id in device.base:
                 # Black box (undocumented): without a history object, a
                 # catch-up delete is a trash entry of the checkpoint's seq by

@@ -1,5 +1,6 @@
 """Items, block references and journal records: decoding and the validation rules ("Reading and validation")."""
 
+import hashlib
 import unicodedata
 
 from basics import *  # noqa: F401,F403
@@ -75,6 +76,11 @@ def decode_item(obj):
         item["of"] = require(obj, "of", lambda v: isinstance(v, str), "item")
     if has(obj, "thumbnails"):
         item["thumbnails"] = decode_thumbnails(obj["thumbnails"])
+    if has(obj, "splice"):
+        # CF "Format 5", Splices: decoded on any item and in any object (a
+        # type error is a type error); what it may stand in is judged later
+        # (expand_splice for a record, validate_item refuses it elsewhere).
+        item["splice"] = decode_splice(obj["splice"])
     return item
 
 
@@ -94,6 +100,35 @@ def decode_thumbnails(value):
         size = require(thumb, "size", is_int, "thumbnail")
         blocks = require(thumb, "blocks", lambda v: isinstance(v, list), "thumbnail")
         out.append({"size": size, "blocks": [decode_ref(ref) for ref in blocks]})
+    return out
+
+
+def decode_splice(value):
+    """CF "Format 5", Splices: {"of": int, "base": string, "runs": [{"copy":
+    [start, count]} or {"new": [ref, ...]}, ...]}.  GUESS (CF is silent on
+    type errors inside `splice`): as for an item's fields, a `splice` that
+    is not an object, `of` not an int, `base` not a string, `runs` not an
+    array, a run not an object, a `copy` not an array of ints, a `new` not an
+    array, or a reference in it that does not decode (CF "ItemSnapshot")
+    makes the record undecodable.  The rules CF lists as refusing the upsert
+    alone (a run with both fields or neither, a `copy` not two ints in range,
+    a `new` empty or with a malformed reference, ...) come in expand_splice."""
+    if not isinstance(value, dict):
+        raise Undecodable("splice is not an object")
+    out = {"of": require(value, "of", is_int, "splice"),
+           "base": require(value, "base", lambda v: isinstance(v, str), "splice"),
+           "runs": []}
+    for run in require(value, "runs", lambda v: isinstance(v, list), "splice"):
+        if not isinstance(run, dict):
+            raise Undecodable("a splice run is not an object")
+        one = {}
+        if has(run, "copy"):
+            one["copy"] = require(run, "copy", lambda v: isinstance(v, list)
+                                  and all(is_int(x) for x in v), "splice run")
+        if has(run, "new"):
+            refs = require(run, "new", lambda v: isinstance(v, list), "splice run")
+            one["new"] = [decode_ref(ref) for ref in refs]
+        out["runs"].append(one)
     return out
 
 
@@ -206,6 +241,11 @@ def validate_link(item):
 def validate_item(item):
     """The stateless rules of CF "Reading and validation": returns the
     snapshot as a reader keeps it, or raises Refused."""
+    if "splice" in item:
+        # CF "Splices": a record's splices are expanded before its items are
+        # checked (expand_splice); checkpoints and history objects always
+        # carry whole lists, an item with `splice` there is refused.
+        raise Refused("%s: a splice outside a journal record" % item["id"])
     if not valid_id(item["id"]):
         raise Refused("malformed id %r" % item["id"])
     if item["parent"] != "root" and not valid_id(item["parent"]):
@@ -262,6 +302,77 @@ def block_lists(snap):
     lists = [snap["blocks"]] if "blocks" in snap else []
     lists += [thumb["blocks"] for thumb in snap.get("thumbnails", [])]
     return lists
+
+
+# ---------------------------------------------------------------- splices (CF "Format 5")
+
+def list_digest(blocks):
+    """CF "Splices", `base`: SHA-256 of "<h>:<n>\n" for each block in order
+    (`n` in decimal); places take no part.  (`h` is ASCII when well formed;
+    a kept list may hold malformed ones, taken here as UTF-8.)"""
+    digest = hashlib.sha256()
+    for ref in blocks:
+        digest.update(("%s:%d\n" % (ref["h"], ref["n"])).encode("utf-8"))
+    return digest.hexdigest()
+
+
+def check_run(run, of):
+    """CF "Splices", Expanding: one run's rules; returns how many blocks it
+    gives.  Exactly one of `copy` and `new`; a `copy` is two ints with
+    0 <= start, count >= 1, start + count <= of; a `new` is not empty and
+    holds only well-formed references."""
+    if ("copy" in run) == ("new" in run):
+        raise Refused("a splice run has both fields or neither")
+    if "copy" in run:
+        copy = run["copy"]
+        if len(copy) != 2 or not (copy[0] >= 0 and copy[1] >= 1
+                                  and copy[0] + copy[1] <= of):
+            raise Refused("a splice's copy run is not two ints in range")
+        return copy[1]
+    if not run["new"]:
+        raise Refused("a splice's new run is empty")
+    for ref in run["new"]:
+        validate_ref(dict(ref))
+    return len(run["new"])
+
+
+def expand_splice(item, kept, record_format):
+    """CF "Splices", Expanding: the item with `blocks`, the concatenation of
+    its splice's runs (a `copy` takes the kept list's references as they are,
+    places included; a `new` its own), in place of `splice`; or Refused (the
+    upsert alone) when: the record's format is below 5, the item also has
+    `blocks` or is not a file, no list is kept for the id (`kept` None) or its length is not
+    `of` or its digest not `base`, a run breaks check_run, or the result
+    would have more than 1,048,576 blocks.  The lengths adding up to `size`
+    are checked after, as for any item (validate_item)."""
+    splice = item["splice"]
+    if record_format < SPLICES_FROM:
+        raise Refused("%s: a splice in a record of format %d" % (item["id"], record_format))
+    if "blocks" in item:
+        raise Refused("%s: `blocks` beside `splice`" % item["id"])
+    if item.get("kind") != "file":
+        raise Refused("%s: a splice of an item that is not a file" % item["id"])
+    if kept is None:
+        raise Refused("%s: a splice of a file whose list this reader does not keep"
+                      % item["id"])
+    if len(kept) != splice["of"] or list_digest(kept) != splice["base"]:
+        raise Refused("%s: a splice of another base" % item["id"])
+    try:
+        total = sum(check_run(run, splice["of"]) for run in splice["runs"])
+    except Refused as err:
+        raise Refused("%s: %s" % (item["id"], err))
+    if total > SPLICE_MAX_BLOCKS:
+        raise Refused("%s: a splice of more than 1,048,576 blocks" % item["id"])
+    blocks = []
+    for run in splice["runs"]:
+        if "copy" in run:
+            start, count = run["copy"]
+            blocks.extend(dict(ref) for ref in kept[start:start + count])
+        else:
+            blocks.extend(dict(ref) for ref in run["new"])
+    out = {k: v for k, v in item.items() if k != "splice"}
+    out["blocks"] = blocks
+    return out
 
 
 # ---------------------------------------------------------------- records
@@ -410,7 +521,7 @@ def decode_record(rec):
         raise Undecodable("malformed batch")     # black box
     if len(rec["ops"]) > MAX_OPS or len(moves) > MAX_OPS:
         raise Undecodable("more than 100,000 operations or blob moves")
-    out = {"device": rec["deviceName"], "time": rec["time"],
+    out = {"format": rec["format"], "device": rec["deviceName"], "time": rec["time"],
            "ops": [decode_op(op) for op in rec["ops"]],
            "moves": [decode_move(m) for m in moves],
            "batch": rec.get("batch"), "settings": False, "root": False}

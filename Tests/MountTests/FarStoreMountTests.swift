@@ -34,7 +34,7 @@ import Testing
             """)
     }
 
-    /// A new container is format 4 (packs came with format 2): 300 small files are a pack
+    /// A new container is format 5 (packs came with format 2): 300 small files are a pack
     /// or two in the store, a large file keeps its blocks, another device reads them all,
     /// and a device of an old release (format 1 only) refuses the container clearly.
     @Test func smallFilesTravelInPacksAndTinyOnesInRecords() async throws {
@@ -43,7 +43,7 @@ import Testing
         let a = try await fixture.mount("a")
         let container = fixture.store + "/default"
         try await fixture.sh("""
-            grep -q '"format":4' \(container)/container.json
+            grep -q '"format":5' \(container)/container.json
             mkdir \(a)/src
             for i in $(seq 1 300); do head -c $((i * 37 % 9000 + 1)) /dev/urandom > \(a)/src/f$i.c; done
             for i in $(seq 1 50); do echo "note $i" > \(a)/src/n$i.txt; done
@@ -68,7 +68,7 @@ import Testing
             environment: ["UBIQFS_FORMAT": "1"], timeout: 60
         )
         #expect(refused.status != 0)
-        #expect(refused.error.contains("the container has format 4; this ubiqfs supports 1; upgrade ubiqfs"), "\(refused.error)")
+        #expect(refused.error.contains("the container has format 5; this ubiqfs supports 1; upgrade ubiqfs"), "\(refused.error)")
     }
 
     /// `ubiqfs status --watch` shows an upload in flight with its progress bar, frame

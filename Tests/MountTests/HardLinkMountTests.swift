@@ -80,7 +80,7 @@ import Testing
     }
 
     /// A device of a release before links (format 2) stops at the first record of the
-    /// upgraded container (format 4), with a clear line, and refuses to mount it again.
+    /// upgraded container (format 5), with a clear line, and refuses to mount it again.
     @Test func aDeviceOfThePreviousFormatStopsWithAClearLine() async throws {
         let fixture = try MountFixture()
         let formatTwo = ["UBIQFS_FORMAT": "2"]
@@ -94,17 +94,17 @@ import Testing
         let new = try await fixture.mount("new")
         try await fixture.sh("""
             \(MultiDeviceMountTests.helpers)
-            grep -q '"format":4' \(fixture.store)/*/container.json
+            grep -q '"format":5' \(fixture.store)/*/container.json
             ln \(new)/old.txt \(new)/new-name.txt
             \(bin) sync --wait \(new)
             echo "changed on the old device" > \(old)/old.txt
-            waitfor '\(bin) status \(old) 2>&1 | grep -q "format 4 is not supported.*upgrade ubiqfs"'
+            waitfor '\(bin) status \(old) 2>&1 | grep -q "format 5 is not supported.*upgrade ubiqfs"'
             """)
         try await fixture.unmount(old)
         try await fixture.sh("""
             \(MultiDeviceMountTests.helpers)
             fails env UBIQFS_FORMAT=2 \(bin) mount \(fixture.root)/old --store \(fixture.store) --state-dir \(fixture.root)/old.state 2> refused.txt
-            grep -q 'the container has format 4; this ubiqfs supports 2; upgrade ubiqfs' refused.txt
+            grep -q 'the container has format 5; this ubiqfs supports 2; upgrade ubiqfs' refused.txt
             """)
         // Upgraded, the old device's change arrives, and it sees the link.
         let upgraded = try await fixture.mount("old")

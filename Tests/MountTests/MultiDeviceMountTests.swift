@@ -441,7 +441,7 @@ import Testing
         try await fixture.unmount(a)
         let upgraded = try await fixture.mount("a")
         try await fixture.sh("""
-            grep -q '"format":4' \(container)/container.json
+            grep -q '"format":5' \(container)/container.json
             test "$(cat \(upgraded)/kept.txt)" = one
             echo two > \(upgraded)/kept.txt && mv \(upgraded)/docs \(upgraded)/papers
             \(bin) sync --wait \(upgraded)

@@ -30,9 +30,24 @@ import Testing
         _ = try await device.core.setAttributes(try #require(device.inode(path)), AttributeChanges(size: Int64(size)), handle: nil)
     }
 
-    /// The file's committed blocks end where the whole content's cuts are.
-    static func expectCutAsWhole(_ device: TestDevice, _ path: String, _ content: [UInt8], _ what: String) async throws {
-        let cutting = try BlockCutting(info: ContainerInfo(id: "x", created: 0), cipher: nil)
+    /// A device of `format`: in format 4 files are cut coarse, in format 5 the test's
+    /// files are databases, cut fine (`FileCuttings`).
+    static func device(_ store: InMemoryStore, _ name: String, format: Int, stateDir: String? = nil) async throws -> TestDevice {
+        var configuration = SyncConfiguration()
+        configuration.newestFormat = format
+        return try await TestDevice(store: store, name: name, stateDir: stateDir, configuration: configuration)
+    }
+
+    static func content(_ count: Int, seed: UInt64, format: Int) -> [UInt8] {
+        let bytes = ChunkPackingTests.random(count, seed: seed)
+        return format >= 5 ? FileCuttings.sqliteHeader + bytes.dropFirst(FileCuttings.sqliteHeader.count) : bytes
+    }
+
+    /// The file's committed blocks end where the whole content's cuts are (fine from
+    /// format 5: the test's files are databases there).
+    static func expectCutAsWhole(_ device: TestDevice, _ path: String, _ content: [UInt8], _ what: String, format: Int) async throws {
+        let cuttings = try FileCuttings(info: ContainerInfo(id: "x", created: 0), cipher: nil)
+        let cutting = format >= 5 ? try #require(cuttings.fine) : cuttings.coarse
         let ends = ChunkedUploadTests.ends(try await ChunkedUploadTests.lengths(device, path))
         #expect(ends == cutting.cuts(of: content), "\(what): cut otherwise than the whole content")
     }
@@ -41,12 +56,12 @@ import Testing
     /// 10 MiB and 1 MiB written at its new end: each upload reads a few MiB, cuts as the
     /// whole content, and another device reads it exactly. After a restart, the same kind
     /// of write reads the whole file (the control).
-    @Test func writesToALargeFileAreReadBackAroundThemOnly() async throws {
+    @Test(arguments: [4, 5]) func writesToALargeFileAreReadBackAroundThemOnly(format: Int) async throws {
         try await ResidentMemory.exclusive {
             let store = InMemoryStore()
             let stateDir = try TemporaryDirectories.make("ubiqfs-incremental")
-            var a = try await TestDevice(store: store, name: "a", stateDir: stateDir)
-            var content = ChunkPackingTests.random(48 << 20, seed: Self.seed)
+            var a = try await Self.device(store, "a", format: format, stateDir: stateDir)
+            var content = Self.content(48 << 20, seed: Self.seed, format: format)
             try await a.write("disk.img", content)
             try await a.sync()
             var rng = SplitMix64(seed: Self.seed)
@@ -70,14 +85,14 @@ import Testing
                 try await a.sync()
                 let read = await Self.bytesRead(a) - before
                 #expect(read > 0 && read <= 16 << 20, "\(what): read \(read >> 20) MiB of \(content.count >> 20)")
-                print("IncrementalUploadTests: \(what): \(read) bytes read of \(content.count)")
-                try await Self.expectCutAsWhole(a, "disk.img", content, what)
+                print("IncrementalUploadTests: format \(format): \(what): \(read) bytes read of \(content.count)")
+                try await Self.expectCutAsWhole(a, "disk.img", content, "format \(format): \(what)", format: format)
             }
-            let b = try await TestDevice(store: store, name: "b")
+            let b = try await Self.device(store, "b", format: format)
             #expect(try await b.readBytes("disk.img") == content)
 
             await a.shutdown()
-            a = try await TestDevice(store: store, name: "a", stateDir: stateDir)
+            a = try await Self.device(store, "a", format: format, stateDir: stateDir)
             let before = await Self.bytesRead(a)
             try await Self.write(a, "disk.img", Array("after a restart".utf8), at: 20 << 20)
             content.replaceSubrange((20 << 20)..<((20 << 20) + 15), with: Array("after a restart".utf8))
@@ -92,12 +107,12 @@ import Testing
     /// Random writes, appends and truncates of a large file, synced after a few each
     /// (seeded: UBIQFS_INCREMENTAL_SEED replays one), against the content kept in memory:
     /// every upload cuts as the whole content would, and a new device reads it exactly.
-    @Test func randomEditsCutAsTheWholeContentWould() async throws {
+    @Test(arguments: [4, 5]) func randomEditsCutAsTheWholeContentWould(format: Int) async throws {
         try await ResidentMemory.exclusive {
             let store = InMemoryStore()
-            let a = try await TestDevice(store: store, name: "a")
+            let a = try await Self.device(store, "a", format: format)
             var rng = SplitMix64(seed: Self.seed &+ 1)
-            var content = ChunkPackingTests.random(12 << 20, seed: Self.seed &+ 2)
+            var content = Self.content(12 << 20, seed: Self.seed &+ 2, format: format)
             try await a.write("f.bin", content)
             try await a.sync()
             var (uploads, readLess) = (0, 0)
@@ -125,11 +140,11 @@ import Testing
                 let read = await Self.bytesRead(a) - before
                 uploads += 1
                 readLess += read < content.count ? 1 : 0
-                try await Self.expectCutAsWhole(a, "f.bin", content, "seed \(Self.seed), round \(round)")
+                try await Self.expectCutAsWhole(a, "f.bin", content, "format \(format), seed \(Self.seed), round \(round)", format: format)
             }
             print("IncrementalUploadTests: seed \(Self.seed): \(readLess) of \(uploads) uploads read less than the file")
             #expect(readLess >= uploads / 2, "seed \(Self.seed): only \(readLess) of \(uploads) uploads read less than the file")
-            let b = try await TestDevice(store: store, name: "b")
+            let b = try await Self.device(store, "b", format: format)
             #expect(try await b.readBytes("f.bin") == content, "seed \(Self.seed)")
             for device in [a, b] { await device.shutdown() }
         }

@@ -3,11 +3,13 @@ import DeviceFixture
 import Foundation
 import Inodes
 import ItemModel
+@testable import SyncEngine
 
 /// Random everyday changes for the clean-room reader's containers, from a seed: files of
-/// every size class (empty, inline, packed, several blocks), folders, renames and moves,
-/// deletes of files and whole folders, modes, times, xattrs, symlinks and hard links, on whichever
-/// device the seed says, with syncs between (so the devices also meet in conflicts).
+/// every size class (empty, inline, packed, several blocks; databases; edits in place),
+/// folders, renames and moves, deletes of files and whole folders, modes, times, xattrs,
+/// symlinks and hard links, on whichever device the seed says, with syncs between (so the
+/// devices also meet in conflicts).
 struct ReaderWorkload {
     var rng: SplitMix64
     var counter = 0
@@ -25,7 +27,16 @@ struct ReaderWorkload {
             let name = "f\(counter)" + (rng.pick([".txt", ".bin", ".tar.gz", ""]) ?? "")
             try await device.write(Self.join(folder, name), content())
         case 2:
-            if let file = rng.pick(files) { try await device.write(file, content()) }
+            guard let file = rng.pick(files), let ino = device.inode(file) else { return }
+            let size = Int(try device.core.attributes(ino).size)
+            if size > 300_000 && rng.chance(50) {
+                // A program editing in place: the file is cut fine from then on, and its
+                // next records say its blocks as splices (format 5).
+                let bytes = (0..<(1 + rng.below(8192))).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+                try await IncrementalUploadTests.write(device, file, bytes, at: rng.below(size))
+            } else {
+                try await device.write(file, content())
+            }
         case 3: try device.mkdir(Self.join(folder, "d\(counter)"))
         case 4:
             guard let item = rng.pick(tree) else { return }
@@ -69,7 +80,9 @@ struct ReaderWorkload {
         case 4, 5, 6, 7: 1025 + rng.below(100_000)
         default: 300_000 + rng.below(1_300_000)
         }
-        return (0..<size).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        let bytes = (0..<size).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        // Now and then a database: cut fine from its first upload.
+        return size > 300_000 && rng.chance(30) ? FileCuttings.sqliteHeader + bytes : bytes
     }
 
     struct Entry { var path: String; var kind: ItemKind }

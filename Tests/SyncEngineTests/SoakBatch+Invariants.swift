@@ -34,7 +34,7 @@ extension SoakBatch {
             let content = try await referenceDevice.read(path)
             contents[path] = content
             stats.checked("content matches blocks")
-            if try !Self.blocks(Array(content.utf8), info: info).sameContent(as: node.blocks) {
+            if try !Self.blocks(Array(content.utf8), info: info, like: node.blocks).sameContent(as: node.blocks) {
                 fail("\(referenceDevice.name):\(path) reads \(content.debugDescription), which is not its committed blocks \(node)")
             }
         }

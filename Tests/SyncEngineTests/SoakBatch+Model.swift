@@ -26,7 +26,7 @@ extension SoakBatch {
         let byIno = Dictionary(uniqueKeysWithValues: rows.map { ($0.inode, $0) })
         return try entries(device).filter { $0.kind == .file && models[index].writtenInodes.contains($0.ino) }.compactMap { entry in
             let bytes = try #require(FileManager.default.contents(atPath: device.cache.path(for: entry.ino)), "\(device.name):\(entry.path) written but has no cache file")
-            if let row = byIno[entry.ino], row.baseSeq > 0, try Self.blocks(Array(bytes), info: info).sameContent(as: row.blockList) { return nil }
+            if let row = byIno[entry.ino], row.baseSeq > 0, try Self.blocks(Array(bytes), info: info, like: row.blockList).sameContent(as: row.blockList) { return nil }
             return (String(decoding: bytes, as: UTF8.self), "\(device.name):\(entry.path) (written by round \(round))", entry.id)
         }
     }
@@ -48,15 +48,18 @@ extension SoakBatch {
                 fail("\(device.name): \(row.itemName) was changed here but its content is not marked for upload (dirty \(row.dirtyFlags.rawValue))")
             }
             let bytes = try #require(FileManager.default.contents(atPath: device.cache.path(for: row.inode)), "\(device.name): no cache file for changed \(row.itemName)")
-            result.append((id, try !Self.blocks(Array(bytes), info: info).sameContent(as: row.blockList), ContentHasher.sha256Hex(Array(bytes))))
+            result.append((id, try !Self.blocks(Array(bytes), info: info, like: row.blockList).sameContent(as: row.blockList), ContentHasher.sha256Hex(Array(bytes))))
         }
         return result
     }
 
-    /// The blocks a plain container stores for `bytes`, as `BlockCutting` cuts them.
-    static func blocks(_ bytes: [UInt8], info: ContainerInfo) throws -> [BlockReference] {
+    /// The blocks a plain container stores for `bytes`, cut as `committed` was (fine or
+    /// coarse: `FileCuttings`), so the same content gives the same list.
+    static func blocks(_ bytes: [UInt8], info: ContainerInfo, like committed: [BlockReference]) throws -> [BlockReference] {
+        let cuttings = try FileCuttings(info: info, cipher: nil)
+        let cutting = cuttings.isFine(committed) ? cuttings.fine ?? cuttings.coarse : cuttings.coarse
         var start = 0
-        return try BlockCutting(info: info, cipher: nil).cuts(of: bytes).map { end in
+        return cutting.cuts(of: bytes).map { end in
             defer { start = end }
             return BlockReference(hash: ContentHasher.sha256Hex(Array(bytes[start..<end])), length: Int64(end - start))
         }
