@@ -80,7 +80,8 @@ struct ContentUploader: Sendable {
         transfers.begin(ino, .upload, total: expected)
         var failure: String? = "upload interrupted"
         defer { transfers.end(ino, error: failure) }
-        let next = try await blockSteps(row, fd: fd, committed: committed, expected: expected, cutting: cutting(row, fd: fd, committed: committed, size: expected))
+        let cutting = try await cutting(row, fd: fd, committed: committed, size: expected)
+        let next = try await blockSteps(row, fd: fd, committed: committed, expected: expected, cutting: cutting)
         guard let (blocks, size, reused) = try await storeBlocks(ino, name: name, known: known, expected: expected, next) else {
             failure = nil
             return nil
@@ -99,7 +100,7 @@ struct ContentUploader: Sendable {
     }
 
     /// How the file is cut (`FileCuttings`): by its first bytes, its committed list and
-    /// whether it was written inside that content here.
+    /// whether a write here ended inside that content.
     private func cutting(_ row: ItemRow, fd: Int32, committed: [BlockReference], size: Int64) async throws(SyncError) -> BlockCutting {
         guard cuttings.fine != nil, format.current >= 5 else { return cuttings.coarse }
         let head = try await reader.read(row.inode, fd: fd, count: FileCuttings.sqliteHeader.count, at: 0, name: row.itemName.description) ?? []

@@ -37,7 +37,8 @@ struct FileCuttings: Sendable {
     }
 
     /// The cutting of a file of `size` bytes starting with `head`, whose committed list is
-    /// `committed`, written here inside its committed content (`editedInPlace`) or not. A
+    /// `committed`, written here inside its committed content (`editedInPlace`:
+    /// `WrittenRanges.editsInPlace`) or not. A
     /// file cut fine stays so (every device decides alike from the list); only format 5
     /// says fine lists as splices, so earlier formats cut coarse.
     func cutting(size: Int64, head: [UInt8], committed: [BlockReference], editedInPlace: Bool, format: Int) -> BlockCutting {

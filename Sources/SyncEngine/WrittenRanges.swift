@@ -24,9 +24,10 @@ public struct WrittenRanges: Sendable, Hashable {
 
     public var isTooScattered: Bool { written.count > Self.rangeLimit }
 
-    /// Whether a write landed inside the committed content, not only past its end: a file
-    /// edited in place, which an upload cuts fine (`FileCuttings`).
-    public var editsInPlace: Bool { written.contains { $0.lowerBound < min(length, shortest ?? length) } }
+    /// Whether a write landed inside the committed content and ended before its end: a
+    /// file edited in place (a database's pages), which an upload cuts fine
+    /// (`FileCuttings`). Appends, and a whole rewrite from the start, are not.
+    public var editsInPlace: Bool { written.contains { $0.upperBound < min(length, shortest ?? length) } }
 
     public init(base: String, length: Int64) {
         (self.base, self.length) = (base, length)

@@ -84,14 +84,17 @@ import Testing
 
     /// A file cut coarse that a program writes inside is cut fine from its next upload (a
     /// whole list, no block in common), and splices from the one after; a file only ever
-    /// appended to stays coarse (the control).
+    /// appended to, or rewritten whole in place with a line put first, stays coarse (the
+    /// controls).
     @Test func aFileWrittenInsideIsCutFineFromThen() async throws {
         let store = InMemoryStore()
         let a = try await TestDevice(store: store, name: "a")
         var image = ChunkPackingTests.random(6 << 20, seed: 7)
         var log = ChunkPackingTests.random(3 << 20, seed: 8)
+        var text = ChunkPackingTests.random(3 << 20, seed: 12)
         try await a.write("disk.img", image)
         try await a.write("app.log", log)
+        try await a.write("notes.txt", text)
         try await a.sync()
         #expect(try await Self.blocks(a, "disk.img").first?.length == 256 << 10, "coarse: a leading block of 256 KiB")
 
@@ -101,10 +104,13 @@ import Testing
         let tail = ChunkPackingTests.random(200_000, seed: 9)
         try await IncrementalUploadTests.write(a, "app.log", tail, at: log.count)
         log += tail
+        text = Array("a new first line\n".utf8) + text
+        try await IncrementalUploadTests.write(a, "notes.txt", text, at: 0)
         try await a.sync()
         let fine = try await Self.blocks(a, "disk.img")
         #expect(fine.count > 100 && fine[0].length < 128 << 10, "fine from the write inside: \(fine.count) blocks")
         #expect(try await Self.blocks(a, "app.log").first?.length == 256 << 10, "the control: appends keep it coarse")
+        #expect(try await Self.blocks(a, "notes.txt").first?.length == 256 << 10, "the control: a whole rewrite keeps it coarse")
 
         try await IncrementalUploadTests.write(a, "disk.img", patch, at: 1 << 20)
         image.replaceSubrange((1 << 20)..<((1 << 20) + patch.count), with: patch)
@@ -113,6 +119,7 @@ import Testing
         let b = try await TestDevice(store: store, name: "b")
         #expect(try await b.readBytes("disk.img") == image)
         #expect(try await b.readBytes("app.log") == log)
+        #expect(try await b.readBytes("notes.txt") == text)
         for device in [a, b] { await device.shutdown() }
     }
 
