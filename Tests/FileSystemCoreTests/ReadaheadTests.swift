@@ -5,10 +5,12 @@ import ItemModel
 import Testing
 
 /// Readahead counts bytes, not blocks: past the first MiB a file is content-defined chunks
-/// of any length, so the window is 4 MiB of blocks once 4 MiB were read, doubling with
-/// every further 4 MiB up to 32 MiB, and nothing after a seek. With blocks counted instead
+/// of any length, so the window is 4 MiB of blocks once 512 KiB were read, doubling with
+/// every further 4 MiB up to 32 MiB, and nothing after a seek; reads that arrive out of
+/// order by less than 2 MiB (the kernel's own readahead) are no seek. With blocks counted instead
 /// (the old rule), chunks of 1 MiB would get a quarter of that. The window is asked for in
-/// batches of at least half of it, so neighbouring chunks of a pack share a ranged `GET`.
+/// batches of at least a quarter of it, so neighbouring chunks of a pack share a ranged
+/// `GET`.
 @Suite struct ReadaheadTests {
     static func partial(_ lengths: [Int]) -> PartialContent {
         let blocks = lengths.enumerated().map { BlockReference(hash: String(repeating: "0", count: 63) + String($0.offset % 10), length: Int64($0.element)) }
@@ -28,18 +30,18 @@ import Testing
             batches.append((offset, batch.reduce(0) { $0 + partial.blocks[$1].length }))
             through = partial.offsets[last] + partial.blocks[last].length
         }
-        let windowSince = upTo >= 16 << 20 ? 16 << 20 : upTo / (4 << 20) * (4 << 20)
+        let windowSince = upTo >= 12 << 20 ? 12 << 20 : max(512 << 10, upTo / (4 << 20) * (4 << 20))
         return (max(0, through - upTo), batches.filter { $0.at > windowSince }.map(\.bytes).min())
     }
 
     @Test func theWindowIsInBytesWhateverTheBlocks() {
         for chunk in [1 << 20, 3 << 20, 4 << 20] {
             let partial = Self.partial([256 << 10, 768 << 10] + Array(repeating: chunk, count: 200 << 20 / chunk))
-            for (read, window) in [(2 << 20, 0), (4 << 20, 4 << 20), (8 << 20, 8 << 20), (12 << 20, 16 << 20), (16 << 20, 32 << 20), (40 << 20, 32 << 20)] {
+            for (read, window) in [(256 << 10, 0), (1 << 20, 4 << 20), (4 << 20, 8 << 20), (8 << 20, 16 << 20), (12 << 20, 32 << 20), (40 << 20, 32 << 20)] {
                 let (ahead, smallest) = Self.ahead(after: Int64(read), partial, Readahead())
-                // Between half the window and the window, and less than a block more.
-                #expect(ahead >= Int64(window / 2) && ahead < Int64(window + chunk), "chunks of \(chunk >> 20) MiB, \(read >> 20) MiB read: \(ahead >> 20) MiB ahead")
-                if let smallest { #expect(smallest >= Int64(window / 2), "chunks of \(chunk >> 20) MiB, \(read >> 20) MiB read: a batch of \(smallest) bytes") }
+                // Between three quarters of the window and the window, and less than a block more.
+                #expect(ahead >= Int64(window * 3 / 4) && ahead < Int64(window + chunk), "chunks of \(chunk >> 20) MiB, \(read >> 20) MiB read: \(ahead >> 20) MiB ahead")
+                if let smallest { #expect(smallest >= Int64(window / 4), "chunks of \(chunk >> 20) MiB, \(read >> 20) MiB read: a batch of \(smallest) bytes") }
             }
         }
     }
@@ -49,5 +51,22 @@ import Testing
         let readahead = Readahead()
         #expect(Self.ahead(after: 8 << 20, partial, readahead).ahead >= 4 << 20)
         #expect(readahead.blocks(after: 40 << 20, length: 128 << 10, in: partial).isEmpty)
+    }
+
+    /// The kernel's readahead sends reads at once, which arrive in any order: a run read
+    /// so still gets its window, and a header read fetches nothing ahead.
+    @Test func readsOutOfOrderAreStillARun() {
+        let partial = Self.partial([256 << 10, 768 << 10] + Array(repeating: 1 << 20, count: 64))
+        let readahead = Readahead()
+        var asked = 0
+        for group in stride(from: Int64(0), to: 8 << 20, by: 512 << 10) {
+            for offset in [group + (384 << 10), group, group + (256 << 10), group + (128 << 10)] {
+                asked += readahead.blocks(after: offset, length: 128 << 10, in: partial).count
+            }
+        }
+        #expect(asked >= 8, "the window's blocks were asked for: \(asked)")
+        let header = Readahead()
+        #expect(header.blocks(after: 0, length: 64 << 10, in: partial).isEmpty)
+        #expect(header.blocks(after: 64 << 10, length: 64 << 10, in: partial).isEmpty)
     }
 }
