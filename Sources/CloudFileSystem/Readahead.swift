@@ -3,7 +3,7 @@ import SyncEngine
 
 /// One reader's readahead over a partial file: nothing until it has read 512 KiB in one
 /// sequential run, then 4 MiB of blocks ahead, doubling with every further 4 MiB up to
-/// `maxWindow` times that; nothing after a seek. Counted in bytes, not blocks: blocks are
+/// `maxWindow` times that; nothing after a seek (of more than `jitter`). Counted in bytes, not blocks: blocks are
 /// content-defined chunks of any length up to 4 MiB. So `cat`, `cp` and `sha256sum` soon
 /// run at the store's speed (over a far store, each block waited for alone is a round
 /// trip), while a program reading a header fetches what it reads, and one reading on past
@@ -40,7 +40,8 @@ final class Readahead: Sendable {
         let end = offset + Int64(length)
         return state.withLock { state -> [Int] in
             let sequential = state.next >= 0 && abs(offset - state.next) <= Self.jitter
-            state.run = sequential ? state.run + Int64(length) : Int64(length)
+            // Only progress counts: reading a region again does not grow the window.
+            state.run = sequential ? state.run + max(0, end - state.next) : Int64(length)
             state.next = sequential ? max(state.next, end) : end
             if !sequential { state.through = 0 }
             guard state.run >= Self.start else { return [] }

@@ -14,6 +14,8 @@ struct ApplyOutcome: Sendable {
     /// Merges of another device's version with the edit made here (`SyncEngine+Merge`).
     var merges: [String] = []
     var refused: [String] = []
+    /// The record as applied: its splices expanded (what settling our own commit reads).
+    var applied: JournalRecord?
     /// Files that are placeholders because of this record (new, or changed elsewhere): pinned ones are prefetched.
     var placeholders: [Inode] = []
     /// For the watch API; empty when nobody watches.

@@ -99,9 +99,11 @@ struct RecordApplier {
     }
 
     mutating func apply(_ stored: JournalRecord, seq: UInt64) throws {
-        let (record, refusedSplices) = expandsSplices ? try RecordSplices.expanded(stored, seq: seq, db) : (stored, [])
-        outcome.refused += refusedSplices
-        try RecordSplices.note(record.ops, db)
+        let expansion = expandsSplices ? try RecordSplices.expanded(stored, seq: seq, db) : RecordSplices.Expansion(record: stored)
+        let record = expansion.record
+        outcome.refused += expansion.refused
+        outcome.applied = record
+        try RecordSplices.note(record.ops, spliced: expansion.spliced, forgotten: expansion.forgotten, db)
         let own = record.device == device.id
         mayHold = try activity.hasAnyWriters || !HeldChanges.isEmpty(db)
         mayMerge = try merging.map { ($0.text || $0.sqlite || $0.json) && record.time != 0 } == true && ItemRow.hasPendingContent(db)

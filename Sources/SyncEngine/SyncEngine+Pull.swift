@@ -34,8 +34,8 @@ extension SyncEngine {
                     continue
                 }
                 if let prev = record.prev { try await checkFollows(prev, seq: seq) }
-                try await apply(record, seq: seq, hash: hash)
-                try await settleUncertain(record, seq: seq, hash: hash)
+                let applied = try await apply(record, seq: seq, hash: hash)
+                try await settleUncertain(applied, seq: seq, hash: hash)
             }
         }
     }
@@ -90,18 +90,15 @@ extension SyncEngine {
 
     /// The pull reached the seq of a commit whose outcome was unknown: if the record is
     /// ours, finish that commit now; if another device's, ours did not land (its rows are
-    /// still dirty and go in a later commit).
+    /// still dirty and go in a later commit). `record` as applied (splices expanded).
     func settleUncertain(_ record: JournalRecord, seq: UInt64, hash: String?) async throws(SyncError) {
         guard let pending = uncertain, seq >= pending.seq else { return }
         uncertain = nil
         if seq == pending.seq && record.commit == pending.commit {
             logger.notice("journal \(seq) is this device's commit whose reply was lost; settled, not committed again")
-            // Its splices are edits of the lists before it, which are this device's still.
-            let (record, settling) = try await calls.read("cannot read items for journal \(seq)") { db in
-                let record = try RecordSplices.expanded(record, seq: seq, db).record
-                return (record, pending.settlingPlan(for: record) { id in try? ItemRow.find(id: id, db)?.inode })
+            var plan = try await calls.read("cannot read items for journal \(seq)") { db in
+                pending.settlingPlan(for: record) { id in try? ItemRow.find(id: id, db)?.inode }
             }
-            var plan = settling
             if pending.plan == nil { plan.entries = plan.entries.map(keepingLaterWrites) }
             try await committed(plan, seq: seq, record: record, hash: hash)
         } else {
@@ -124,14 +121,16 @@ extension SyncEngine {
 
     /// Applies one record under exclusive leases on every item it touches and their
     /// folders, in one transaction; a change to a file open for writing here is held
-    /// (`RecordApplier`), the rest applied.
+    /// (`RecordApplier`), the rest applied. Returns the record as applied, its splices
+    /// expanded.
     /// `keepsTrash`: false for a checkpoint's catch-up, whose deletes the history object
     /// says; `fromCheckpoint`: its items carry whole lists, a splice there is refused as
     /// any item's; `prelude` runs first in the same transaction (the history of a join).
+    @discardableResult
     func apply(
         _ record: JournalRecord, seq: UInt64, hash: String? = nil, keepsTrash: Bool = true, fromCheckpoint: Bool = false,
         prelude: (@Sendable (Database) throws -> Void)? = nil
-    ) async throws(SyncError) {
+    ) async throws(SyncError) -> JournalRecord {
         let leases = try await leases(on: record.ops, "sync: apply journal \(seq)")
         let (device, activity, watched, resurrected) = (self.device, self.activity, feed.isWatched, self.resurrected)
         // A read-only mount puts nothing in the store, an edit's content neither.
@@ -161,6 +160,7 @@ extension SyncEngine {
         if format.raise(to: record.format) {
             logger.notice("journal \(seq) has format \(record.format): the container was upgraded; this device writes it from now on")
         }
+        return outcome.applied ?? record
     }
 
     /// Exclusive leases on every item the operations touch and on their folders, old and new.

@@ -220,6 +220,9 @@ extension SyncEngine {
         let activity = self.activity
         let deviceName = device.name
         _ = try await calls.write("cannot record commit \(seq)") { db in
+            // The files the record put as splices (against the lists before it), whose
+            // lists are one splice further from a whole one.
+            let spliced = RecordSplices.splicedIDs(record, bases: try RecordSplices.bases(of: record.ops, db))
             var trash = TrashCollector()
             for entry in plan.entries {
                 guard var row = try ItemRow.find(ino: entry.ino, db) else { continue }
@@ -283,7 +286,7 @@ extension SyncEngine {
             // Only what the record carries: a record cut to fit leaves the rest waiting.
             let carried = Set(plan.entries.map(\.itemID))
             for id in plan.pictured where carried.contains(id) { try MadeThumbnails.remove(id, db) }
-            try RecordSplices.note(record.ops, db)
+            try RecordSplices.note(record.ops, spliced: spliced, db)
             try Self.committedMerges(record, plan, seq: seq, device: deviceName, db)
             try trash.record(seq: seq, device: deviceName, time: time, batch: batch, db)
             try settings?.makeCurrent(db)

@@ -68,5 +68,8 @@ import Testing
         let header = Readahead()
         #expect(header.blocks(after: 0, length: 64 << 10, in: partial).isEmpty)
         #expect(header.blocks(after: 64 << 10, length: 64 << 10, in: partial).isEmpty)
+        // Reading one region again and again is no run.
+        let again = Readahead()
+        for _ in 0..<100 { #expect(again.blocks(after: 0, length: 128 << 10, in: partial).isEmpty) }
     }
 }

@@ -130,11 +130,9 @@ class Reader:
         operations taken in order (a second upsert of a file is an edit of
         the first).  Every upsert read sets or forgets its id's list
         (keep_list) whether it is applied or refused later; a delete forgets
-        it; a splice refused leaves it as it was, and its upsert is returned
-        as {"op": "refused", "why": ...} (logged in its turn, the rest of the
-        record applied).  GUESS: "each splice" is every splice of the record,
-        on an upsert of any kind (one of a folder is expanded too, and its
-        blocks then dropped as a folder's are)."""
+        it; a splice refused forgets it too, and its upsert is returned as
+        {"op": "refused", "why": ...} (logged in its turn, the rest of the
+        record applied).  A splice of an item that is not a file is refused."""
         out = []
         for op in rec["ops"]:
             if op["op"] == "delete":
@@ -147,6 +145,7 @@ class Reader:
                     item = expand_splice(item, self.device.lists.get(item["id"]),
                                          rec["format"])
                 except Refused as err:
+                    self.device.forget_list(item["id"])
                     out.append({"op": "refused", "why": str(err)})
                     continue
             self.device.keep_list(item)

@@ -52,6 +52,18 @@ import Testing
         let compaction = try await a.engine.collect(grace: CollectionTests.shortGrace, horizon: .zero)
         #expect(compaction.compactedThrough != nil, "a run that compacts: \(compaction)")
         for _ in 0..<12 { try await workload.step(workload.rng.chance(50) ? a : b) }
+        // A database written in place on both devices: its records are splices.
+        try await a.write("notes.db", FileCuttings.sqliteHeader + ChunkPackingTests.random(600_000, seed: seed))
+        try await a.sync()
+        try await b.sync()
+        for (device, offset) in [(a, 4096), (b, 300_000), (a, 8192)] {
+            // Here before it is written, as an open for writing fetches it.
+            _ = try await device.readBytes("notes.db")
+            #expect(try await device.waitUntilLocal("notes.db"))
+            try await IncrementalUploadTests.write(device, "notes.db", ChunkPackingTests.random(4096, seed: UInt64(offset)), at: offset)
+            try await device.sync()
+            for other in [a, b] { try await other.sync() }
+        }
         try await Self.leaveHistory(b)
         for device in [a, b, a] { try await device.sync() }
 
@@ -62,6 +74,14 @@ import Testing
         #expect(read == seen, "\(read.difference(from: seen))")
         #expect(seen.items.count > 5 && seen.versions.count >= 3 && seen.trash.contains { $0.contains(#""items":3,"path":["gone"]"#) })
         #expect(seen.items.contains { $0.contains(#""names":2"#) }, "a file with two names")
+        if !encrypted {
+            // The records the reader expanded: files edited in place go as splices.
+            let journal = root + "/store/c/journal"
+            let spliced = try FileManager.default.contentsOfDirectory(atPath: journal).filter { name in
+                (try? String(contentsOfFile: journal + "/" + name, encoding: .utf8))?.contains(#""splice":"#) == true
+            }
+            #expect(!spliced.isEmpty, "a record with a splice")
+        }
 
         // The control: a change the fresh device has not pulled is one the reader sees.
         try await a.write("control.txt", "after")

@@ -33,6 +33,9 @@ struct ReaderWorkload {
                 // A program editing in place: the file is cut fine from then on, and its
                 // next records say its blocks as splices (format 5).
                 let bytes = (0..<(1 + rng.below(8192))).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+                // Here first, as an open for writing fetches it.
+                _ = try await device.readBytes(file)
+                guard try await device.waitUntilLocal(file) else { return }
                 try await IncrementalUploadTests.write(device, file, bytes, at: rng.below(size))
             } else {
                 try await device.write(file, content())

@@ -123,6 +123,73 @@ import Testing
         for device in [a, b] { await device.shutdown() }
     }
 
+    /// An edit of a database whose record's reply is lost, the device stopped before a
+    /// pull could tell (a crash): after the restart the record is its own, settled with its
+    /// splice expanded, and nothing is committed twice (the file is clean, its list the
+    /// journal's, and the next edit splices again).
+    @Test func aSplicedCommitWhoseReplyWasLostIsSettledAfterARestart() async throws {
+        let store = InMemoryStore()
+        let link = FaultyStore(store, faults: StoreFaults())
+        let a = try await TestDevice(store: link, name: "a")
+        var content = Self.database(4 << 20, seed: 13)
+        let original = Array(content[(2 << 20)..<((2 << 20) + 4096)])
+        try await a.write("notes.db", content)
+        try await a.sync()
+        let page = Array(repeating: UInt8(7), count: 4096)
+        try await IncrementalUploadTests.write(a, "notes.db", page, at: 2 << 20)
+        try await a.sync()
+        // The page as it was: every chunk is in the store, so only the record is put.
+        try await IncrementalUploadTests.write(a, "notes.db", original, at: 2 << 20)
+        link.faults = try StoreFaults(parsing: "lost=1")
+        let before = try await FaultRecoveryTests.records(in: store)
+        var attempts = 0
+        while try await FaultRecoveryTests.records(in: store) == before, attempts < 5 {
+            await #expect(throws: (any Error).self) { try await a.sync() }
+            attempts += 1
+        }
+        let lost = try await Self.lastUpsert(store).item
+        #expect(lost["splice"] != nil, "\(attempts) attempts, \(lost.keys.sorted()), \((lost["blocks"] as? [Any])?.count ?? -1) blocks")
+        link.faults = try StoreFaults(parsing: "errors=1")
+        await a.shutdown()
+
+        let restarted = try await TestDevice(store: store, name: "a", stateDir: a.stateDir)
+        try await restarted.sync()
+        let records = try await FaultRecoveryTests.records(in: store)
+        #expect(await restarted.engine.status().pendingItems == 0)
+        try await restarted.sync()
+        #expect(try await FaultRecoveryTests.records(in: store) == records, "committed once")
+        try await IncrementalUploadTests.write(restarted, "notes.db", page, at: 1 << 20)
+        content.replaceSubrange((1 << 20)..<((1 << 20) + 4096), with: page)
+        try await restarted.sync()
+        #expect(try await Self.lastUpsert(store).item["splice"] != nil)
+        let b = try await TestDevice(store: store, name: "b")
+        #expect(try await b.readBytes("notes.db") == content)
+        #expect(await b.engine.status().errors.isEmpty)
+        for device in [restarted, b] { await device.shutdown() }
+    }
+
+    /// After 32 splices in a row of a file its whole list goes (so a device whose list
+    /// went astray has the journal's again), then splices again.
+    @Test func aWholeListGoesAfterThirtyTwoSplices() async throws {
+        let store = InMemoryStore()
+        let a = try await TestDevice(store: store, name: "a")
+        var content = Self.database(1 << 20, seed: 14)
+        try await a.write("notes.db", content)
+        try await a.sync()
+        var kinds: [Bool] = []
+        for round in 0..<(RecordSplices.wholeEvery + 2) {
+            let page = Array(repeating: UInt8(truncatingIfNeeded: round), count: 4096)
+            try await IncrementalUploadTests.write(a, "notes.db", page, at: 512 << 10)
+            content.replaceSubrange((512 << 10)..<((512 << 10) + 4096), with: page)
+            try await a.sync()
+            kinds.append(try await Self.lastUpsert(store).item["splice"] != nil)
+        }
+        #expect(kinds == Array(repeating: true, count: RecordSplices.wholeEvery) + [false, true])
+        let b = try await TestDevice(store: store, name: "b")
+        #expect(try await b.readBytes("notes.db") == content)
+        for device in [a, b] { await device.shutdown() }
+    }
+
     /// Format 4 knows no splice: such a container's devices cut coarse and list whole.
     @Test func formatFourCutsCoarseAndListsWhole() async throws {
         let store = InMemoryStore()
@@ -143,9 +210,10 @@ import Testing
 
     /// Splices written by hand after the engine's records: good ones, one whose base is
     /// another list, one in a format-4 record, one beside a list (each refused alone: the
-    /// rest of their record goes on, and the file keeps its list), one whose lengths do
-    /// not add up (refused as an item, its list the journal's all the same: the next
-    /// splice edits it). A fresh device and the clean-room reader show the same.
+    /// rest of their record goes on, and the file's list is forgotten, so the next splice
+    /// is refused too, until a whole list), one whose lengths do not add up (refused as an
+    /// item, its list the journal's all the same: the next splice edits it). A fresh
+    /// device and the clean-room reader show the same.
     @Test func splicesWrittenByHandAreReadAlike() async throws {
         typealias Hand = HandWrittenRecords
         let root = try TemporaryDirectories.make("ubiqfs-clean-room-splices")
@@ -181,13 +249,21 @@ import Testing
         try await journal.append(Hand.record(ops: "[\(try upsert(first.splice, size: chunks.joined().count))]", format: 5))
         list = first.list
 
+        // The whole list again, after each refused splice: a refused splice forgets the
+        // file's list, and a whole one sets it again.
+        let whole = #"{"op":"upsert","item":{"id":"\#(id.rawValue)","parent":"root","name":"db","kind":"file","mode":420,"mtime":1700000000000000000,"size":\#(chunks.joined().count),"blocks":\#(String(decoding: try RecordCodec.encode(list), as: UTF8.self))}}"#
         let foreign = BlockSplice(of: list.count, base: BlockSplice.digest(of: Array(list.reversed())), runs: first.splice.runs)
         let after = Hand.file(id: ItemID.random().rawValue, parent: "root", name: "after.txt", content: "after")
         try await journal.append(Hand.record(ops: "[\(try upsert(foreign, size: chunks.joined().count)),\(after)]", format: 5))
         let second = patch(10, Array("again".utf8), of: list)
         let secondSize = chunks.joined().count - chunks[10].count + 5
+        // Refused: the list was forgotten.
+        try await journal.append(Hand.record(ops: "[\(try upsert(second.splice, size: secondSize))]", format: 5))
+        try await journal.append(Hand.record(ops: "[\(whole)]", format: 5))
         try await journal.append(Hand.record(ops: "[\(try upsert(second.splice, size: secondSize))]", format: 4))
+        try await journal.append(Hand.record(ops: "[\(whole)]", format: 5))
         try await journal.append(Hand.record(ops: "[\(try upsert(second.splice, size: secondSize, extra: #","blocks":[]"#))]", format: 5))
+        try await journal.append(Hand.record(ops: "[\(whole)]", format: 5))
         // Refused for its size alone: the list is the journal's all the same, and the
         // next splice is an edit of it.
         try await journal.append(Hand.record(ops: "[\(try upsert(second.splice, size: secondSize + 1))]", format: 5))
@@ -203,7 +279,8 @@ import Testing
         #expect(try await device.readBytes("db") == content)
         #expect(try await device.read("after.txt") == "after")
         let errors = await device.engine.status().errors
-        #expect(errors.filter { $0.contains("splice") }.count == 3, "\(errors)")
+        #expect(errors.filter { $0.contains("splice") }.count == 4, "\(errors)")
+        #expect(errors.contains { $0.contains("whose list this device does not have") }, "\(errors)")
         #expect(errors.contains { $0.contains("block lengths do not add up") }, "\(errors)")
         let seen = try await DeviceManifest.of(device)
         let read = try await CleanRoomReaderTests.read(root + "/store/c", encrypted: false, in: root)
