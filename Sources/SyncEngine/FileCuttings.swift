@@ -18,7 +18,9 @@ struct FileCuttings: Sendable {
     /// 4 MiB blocks (`DatabaseChunkingMeasureTests`).
     static let fineAverage = 32 << 10
     /// Larger files stay coarse: a list of 1 GiB in fine chunks (about 29,000 blocks, 4 MiB
-    /// of JSON) is what a first record and each checkpoint carry whole.
+    /// of JSON) is what a first record and each checkpoint carry whole. A file cut fine
+    /// stays so up to twice that, so one that grows past it and shrinks back is not cut
+    /// again whole each time.
     static let fineLimit: Int64 = 1 << 30
     /// The first bytes of an SQLite database: such a file is cut fine from its first upload.
     static let sqliteHeader = Array("SQLite format 3\u{0}".utf8)
@@ -42,7 +44,8 @@ struct FileCuttings: Sendable {
     /// file cut fine stays so (every device decides alike from the list); only format 5
     /// says fine lists as splices, so earlier formats cut coarse.
     func cutting(size: Int64, head: [UInt8], committed: [BlockReference], editedInPlace: Bool, format: Int) -> BlockCutting {
-        guard let fine, format >= 5, size <= Self.fineLimit else { return coarse }
-        return isFine(committed) || editedInPlace || head.starts(with: Self.sqliteHeader) ? fine : coarse
+        guard let fine, format >= 5 else { return coarse }
+        if isFine(committed) { return size <= 2 * Self.fineLimit ? fine : coarse }
+        return size <= Self.fineLimit && (editedInPlace || head.starts(with: Self.sqliteHeader)) ? fine : coarse
     }
 }
