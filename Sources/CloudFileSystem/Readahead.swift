@@ -3,15 +3,15 @@ import SyncEngine
 
 /// One reader's readahead over a partial file: nothing until it has read 512 KiB in one
 /// sequential run, then 4 MiB of blocks ahead, doubling with every further 4 MiB up to
-/// `maxWindow` times that; nothing after a seek (of more than `jitter`). Counted in bytes, not blocks: blocks are
-/// content-defined chunks of any length up to 4 MiB. So `cat`, `cp` and `sha256sum` soon
-/// run at the store's speed (over a far store, each block waited for alone is a round
-/// trip), while a program reading a header fetches what it reads, and one reading on past
-/// its first 512 KiB at most 4 MiB more. The window is asked for in batches of a quarter
-/// of it or more, once less than three quarters are left ahead of the reader: so
-/// neighbouring chunks of a pack go in one ranged `GET`, and over a far store the next
-/// requests leave before those in flight are in (with half-window batches, the reader
-/// caught up and waited a round trip for each).
+/// `maxWindow` times that; nothing after a seek (of more than `jitter`). Counted in
+/// bytes, not blocks: blocks are content-defined chunks of any length up to 4 MiB. So
+/// `cat`, `cp` and `sha256sum` soon run at the store's speed (over a far store, each
+/// block waited for alone is a round trip), while a program reading a header fetches what
+/// it reads, and one reading on past its first 512 KiB at most 4 MiB more. The window is
+/// asked for in batches of a quarter of it or more, once less than three quarters are
+/// left ahead of the reader: so neighbouring chunks of a pack go in one ranged `GET`, and
+/// over a far store the next requests leave before those in flight are in (with
+/// half-window batches, the reader caught up and waited a round trip for each).
 final class Readahead: Sendable {
     static let maxWindow = 8
     /// The run's bytes per step of the window, and the window's bytes per step.

@@ -80,8 +80,11 @@ struct ContentUploader: Sendable {
         transfers.begin(ino, .upload, total: expected)
         var failure: String? = "upload interrupted"
         defer { transfers.end(ino, error: failure) }
-        let cutting = try await cutting(row, fd: fd, committed: committed, size: expected)
-        let next = try await blockSteps(row, fd: fd, committed: committed, expected: expected, cutting: cutting)
+        // The writes followed since the committed version, read once: both the cutting and
+        // the reads around the edits go by the same ones.
+        let written = activity.writtenRanges(ino).flatMap { $0.base == WrittenRanges.base(of: committed) ? $0 : nil }
+        let cutting = try await cutting(row, fd: fd, committed: committed, written: written, size: expected)
+        let next = try await blockSteps(row, fd: fd, committed: committed, written: written, expected: expected, cutting: cutting)
         guard let (blocks, size, reused) = try await storeBlocks(ino, name: name, known: known, expected: expected, next) else {
             failure = nil
             return nil
@@ -101,10 +104,11 @@ struct ContentUploader: Sendable {
 
     /// How the file is cut (`FileCuttings`): by its first bytes, its committed list and
     /// whether a write here ended inside that content.
-    private func cutting(_ row: ItemRow, fd: Int32, committed: [BlockReference], size: Int64) async throws(SyncError) -> BlockCutting {
+    private func cutting(
+        _ row: ItemRow, fd: Int32, committed: [BlockReference], written: WrittenRanges?, size: Int64
+    ) async throws(SyncError) -> BlockCutting {
         guard cuttings.fine != nil, format.current >= 5 else { return cuttings.coarse }
         let head = try await reader.read(row.inode, fd: fd, count: FileCuttings.sqliteHeader.count, at: 0, name: row.itemName.description) ?? []
-        let written = activity.writtenRanges(row.inode).flatMap { $0.base == WrittenRanges.base(of: committed) ? $0 : nil }
         return cuttings.cutting(size: size, head: head, committed: committed, editedInPlace: written?.editsInPlace ?? false, format: format.current)
     }
 
@@ -113,7 +117,7 @@ struct ContentUploader: Sendable {
     /// as `cutting` cuts (`IncrementalCutting`), else the whole file read (`BlockSource`).
     /// Counts what it reads (`bytesRead`).
     private func blockSteps(
-        _ row: ItemRow, fd: Int32, committed: [BlockReference], expected: Int64, cutting: BlockCutting
+        _ row: ItemRow, fd: Int32, committed: [BlockReference], written: WrittenRanges?, expected: Int64, cutting: BlockCutting
     ) async throws(SyncError) -> () async throws(SyncError) -> BlockSource.Step {
         let (ino, name, reader, counter) = (row.inode, row.itemName.description, reader, bytesRead)
         let read = { (range: Range<Int>) async throws(SyncError) -> [UInt8]? in
@@ -121,8 +125,7 @@ struct ContentUploader: Sendable {
             counter.add(bytes?.count ?? 0)
             return bytes
         }
-        if let written = activity.writtenRanges(ino), written.base == WrittenRanges.base(of: committed),
-           cuttings.isFine(committed) == (cutting == cuttings.fine),
+        if let written, cuttings.isFine(committed) == (cutting == cuttings.fine),
            let (pieces, windows) = try await IncrementalCutting(cutting: cutting).pieces(
                committed: committed, edits: written.edits(newLength: expected), newLength: Int(expected), read: read) {
             var remaining = pieces[...]

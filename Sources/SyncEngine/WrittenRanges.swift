@@ -1,4 +1,3 @@
-import ContentCache
 import ContentChunking
 import ItemModel
 
@@ -34,9 +33,9 @@ public struct WrittenRanges: Sendable, Hashable {
     }
 
     /// The identity of a committed version's content for `base`: its blocks' names and
-    /// lengths in order.
+    /// lengths in order, as a splice names its base.
     public static func base(of blocks: [BlockReference]) -> String {
-        ContentHasher.sha256Hex(Array(blocks.map { "\($0.hash):\($0.length)" }.joined(separator: ",").utf8))
+        BlockSplice.digest(of: blocks)
     }
 
     public mutating func write(_ range: Range<Int64>) {
