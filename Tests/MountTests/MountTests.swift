@@ -524,8 +524,9 @@ import Testing
 
     /// An SQLite database edited in place on a real mount, three times (pages rewritten
     /// where they are, as SQLite does): each upload follows the writes since the last (only
-    /// the chunks around them are read again), and another mount reads a database SQLite
-    /// finds intact, with every edited row, byte for byte the first mount's.
+    /// the chunks around them are read again, and the record says the blocks as a splice),
+    /// and another mount reads a database SQLite finds intact, with every edited row, byte
+    /// for byte the first mount's.
     @Test func aDatabaseEditedInPlaceReachesAnotherMountIntact() async throws {
         let fixture = try MountFixture()
         let a = try await fixture.mount("a")
@@ -549,6 +550,14 @@ import Testing
             "
                 \(bin) sync \(a) --wait
             done
+            # Format 5: the last edit's record says the database's blocks as a splice, a
+            # fraction of the first record's whole list (the control).
+            records=$(grep -l '"name":"app.db"' \(fixture.store)/default/journal/* | sort)
+            first=$(echo "$records" | head -1) last=$(echo "$records" | tail -1)
+            grep -q '"splice":' "$last"
+            test -z "$(grep -l '"splice":' "$first")"
+            echo "records: $(stat -c %s "$first") bytes whole, $(stat -c %s "$last") as a splice"
+            test $(( $(stat -c %s "$last") * 4 )) -lt $(stat -c %s "$first")
             """)
         let b = try await fixture.mount("b")
         try await fixture.sh("""
