@@ -290,15 +290,27 @@ extension FileSystemCore {
         }
         let size = wanted
         guard let partial = file.partial else { return try readNow(file, size: size, offset: offset) }
-        let ahead = file.readahead?.blocks(after: offset, length: size, in: partial) ?? []
-        if !ahead.isEmpty {
-            let downloads = self.downloads
-            Task { await downloads.readAhead(partial, blocks: ahead) }
+        if let readahead = file.readahead {
+            readAhead(readahead.blocks(after: offset, length: size, in: partial), readahead, partial)
         }
         let needed = partial.missing(offset: offset, length: size)
         guard !needed.isEmpty else { return try readNow(file, size: size, offset: offset) }
         do { try await downloads.read(partial, blocks: needed) } catch { throw .waitingForContent(error) }
         return try await offloaded { () throws(FileSystemError) in try self.readNow(file, size: size, offset: offset) }
+    }
+
+    /// Fetches a batch ahead of a reader, then the next ones as each arrives, while the
+    /// readahead's window has room.
+    private func readAhead(_ first: Readahead.Batch, _ readahead: Readahead, _ partial: PartialContent) {
+        guard !first.isEmpty else { return }
+        let downloads = self.downloads
+        Task {
+            var batch = first
+            while !batch.isEmpty {
+                let fetched = await downloads.readAhead(partial, blocks: batch.blocks)
+                batch = readahead.arrived(batch, fetched: fetched, in: partial)
+            }
+        }
     }
 
     private func readNow(_ file: OpenFile, size: Int, offset: Int64) throws(FileSystemError) -> [UInt8] {
@@ -382,6 +394,7 @@ extension FileSystemCore {
 
     public func release(handle: UInt64) {
         guard let closed = handles.close(handle) else { return }
+        closed.file.readahead?.stop()
         if closed.lastWriter {
             sync.localChange()
             noteIgnoreFileWritten(closed.file.ino)

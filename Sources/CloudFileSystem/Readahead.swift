@@ -2,25 +2,36 @@ import Synchronization
 import SyncEngine
 
 /// One reader's readahead over a partial file: nothing until it has read 512 KiB in one
-/// sequential run, then 4 MiB of blocks ahead, doubling with every further 4 MiB up to
-/// `maxWindow` times that; nothing after a seek (of more than `jitter`). Counted in
-/// bytes, not blocks: blocks are content-defined chunks of any length up to 4 MiB. So
-/// `cat`, `cp` and `sha256sum` soon run at the store's speed (over a far store, each
-/// block waited for alone is a round trip), while a program reading a header fetches what
-/// it reads, and one reading on past its first 512 KiB at most 4 MiB more. The window is
-/// asked for in batches of a quarter of it or more, once less than three quarters are
-/// left ahead of the reader: so neighbouring chunks of a pack go in one ranged `GET`, and
-/// over a far store the next requests leave before those in flight are in (with
-/// half-window batches, the reader caught up and waited a round trip for each).
+/// sequential run (a program reading a header fetches what it reads), then a window that
+/// grows with the run, `growth` bytes per byte read, from 4 MiB up to `maxWindow`; nothing
+/// after a seek (of more than `jitter`). Counted in bytes, not blocks: blocks are
+/// content-defined chunks of any length. A reader that stops has at most two windows
+/// fetched past where it stopped: 8 MiB after a read of 1 MiB, 64 MiB at most.
+///
+/// The window bounds the bytes in flight (asked, not here yet), and `reachFactor` windows
+/// bound how far ahead of the reader blocks are asked for. Batches are asked as a read
+/// comes and as earlier batches arrive (`arrived`), each once less than three quarters of
+/// the window is in flight, so neighbouring chunks of a pack share a ranged `GET`. Over a
+/// far store, parallel requests share the link and finish together; were the reader's
+/// position the only trigger, the next requests would leave only once the first block of
+/// the window was in, and the link would idle a round trip per window.
 final class Readahead: Sendable {
-    static let maxWindow = 8
-    /// The run's bytes per step of the window, and the window's bytes per step.
-    static let bytesPerStep: Int64 = 4 << 20
+    static let maxWindow: Int64 = 32 << 20
+    static let firstWindow: Int64 = 4 << 20
+    static let reachFactor: Int64 = 2
+    static let growth: Int64 = 4
     /// What a run reads before it has a window: more than a header.
     static let start: Int64 = 512 << 10
     /// The kernel sends the reads of its own readahead at once, and they arrive here in
     /// any order: a read that starts this close to where the run reads on continues it.
     static let jitter: Int64 = 2 << 20
+
+    /// Blocks asked for together, and their bytes (what arrives when they are in).
+    struct Batch: Sendable {
+        var blocks: [Int] = []
+        var bytes: Int64 = 0
+        var isEmpty: Bool { blocks.isEmpty }
+    }
 
     private struct State {
         /// Where the next sequential read starts.
@@ -29,35 +40,69 @@ final class Readahead: Sendable {
         var run: Int64 = 0
         /// Where the blocks asked for ahead end.
         var through: Int64 = 0
+        /// Bytes asked for that have not arrived.
+        var inFlight: Int64 = 0
+        /// The handle is closed: nothing more is asked.
+        var stopped = false
+
+        var window: Int64 { min(Readahead.maxWindow, max(Readahead.firstWindow, run * Readahead.growth)) }
     }
 
     private let state = Mutex(State())
 
     /// The blocks to fetch ahead of this read (not here yet).
-    func blocks(after offset: Int64, length: Int, in partial: PartialContent) -> [Int] {
-        let range = partial.blockRange(offset: offset, length: length)
-        guard let last = range.last else { return [] }
+    func blocks(after offset: Int64, length: Int, in partial: PartialContent) -> Batch {
         let end = offset + Int64(length)
-        return state.withLock { state -> [Int] in
+        return state.withLock { state -> Batch in
             let sequential = state.next >= 0 && abs(offset - state.next) <= Self.jitter
             // Only progress counts: reading a region again does not grow the window.
             state.run = sequential ? state.run + max(0, end - state.next) : Int64(length)
             state.next = sequential ? max(state.next, end) : end
             if !sequential { state.through = 0 }
-            guard state.run >= Self.start else { return [] }
-            let steps = state.run / Self.bytesPerStep
-            let window = Int64(min(Self.maxWindow, 1 << Int(min(3, steps)))) * Self.bytesPerStep
-            guard state.through - end < window * 3 / 4 else { return [] }
-            // From the first block not asked for yet to the one that reaches the window.
-            var index = last + 1
-            while index < partial.blocks.count && partial.offsets[index] + partial.blocks[index].length <= state.through { index += 1 }
-            var ahead: [Int] = []
-            while index < partial.blocks.count && partial.offsets[index] < end + window {
-                if !partial.isPresent(index) { ahead.append(index) }
-                state.through = partial.offsets[index] + partial.blocks[index].length
-                index += 1
-            }
-            return ahead
+            return Self.batch(&state, from: max(end, state.through), in: partial)
         }
+    }
+
+    /// A batch is in, or failed: then it only stops being in flight, and the reader's next
+    /// read asks for it again. Returns the next batch to ask for, if the window has room.
+    func arrived(_ batch: Batch, fetched: Bool, in partial: PartialContent) -> Batch {
+        state.withLock { state -> Batch in
+            state.inFlight = max(0, state.inFlight - batch.bytes)
+            guard fetched else {
+                // Asked again from there by the reader's next read, not now: the store may be down.
+                if let first = batch.blocks.first { state.through = min(state.through, partial.offsets[first]) }
+                return Batch()
+            }
+            guard state.through > 0 else { return Batch() }
+            return Self.batch(&state, from: state.through, in: partial)
+        }
+    }
+
+    /// The handle is closed: batches in flight finish, no more are asked.
+    func stop() {
+        state.withLock { $0.stopped = true }
+    }
+
+    private static func batch(_ state: inout State, from start: Int64, in partial: PartialContent) -> Batch {
+        guard !state.stopped, state.run >= Self.start, state.next >= 0 else { return Batch() }
+        let window = state.window
+        guard state.inFlight < window * 3 / 4 else { return Batch() }
+        let limit = min(state.next + window * Self.reachFactor, start + window - state.inFlight)
+        // Near the reach, a batch waits to be a quarter window (or the rest of the file).
+        guard limit - start >= window / 4 || limit >= partial.size else { return Batch() }
+        var batch = Batch()
+        var index = partial.blockRange(offset: start, length: 1).first ?? partial.blocks.count
+        // A block the last batch ended inside of was asked for with it.
+        if index < partial.blocks.count && partial.offsets[index] < state.through { index += 1 }
+        while index < partial.blocks.count && partial.offsets[index] < limit {
+            if !partial.isPresent(index) {
+                batch.blocks.append(index)
+                batch.bytes += partial.blocks[index].length
+            }
+            state.through = partial.offsets[index] + partial.blocks[index].length
+            index += 1
+        }
+        state.inFlight += batch.bytes
+        return batch
     }
 }

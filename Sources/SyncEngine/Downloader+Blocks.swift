@@ -27,9 +27,16 @@ extension Downloader {
         try await fetch(partial, blocks, priority: .reader)
     }
 
-    /// Blocks a reader will probably want next: fetched, nobody waits.
-    public func readAhead(_ partial: PartialContent, blocks: [Int]) {
-        enqueue(partial, blocks.filter { !partial.isPresent($0) }, priority: .readahead)
+    /// Blocks a reader will probably want next, behind what readers wait for. Returns
+    /// whether they are all here; a failure is noted for the file (`noteFailure`) and is
+    /// the reader's to meet when it reads there.
+    public func readAhead(_ partial: PartialContent, blocks: [Int]) async -> Bool {
+        do {
+            try await fetch(partial, blocks, priority: .readahead)
+            return true
+        } catch {
+            return false
+        }
     }
 
     private func waitFor(_ key: BlockKey, _ partial: PartialContent) async throws {

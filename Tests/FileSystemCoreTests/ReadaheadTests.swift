@@ -4,52 +4,110 @@ import ItemModel
 @testable import SyncEngine
 import Testing
 
-/// Readahead counts bytes, not blocks: past the first MiB a file is content-defined chunks
-/// of any length, so the window is 4 MiB of blocks once 512 KiB were read, doubling with
-/// every further 4 MiB up to 32 MiB, and nothing after a seek; reads that arrive out of
-/// order by less than 2 MiB (the kernel's own readahead) are no seek. With blocks counted instead
-/// (the old rule), chunks of 1 MiB would get a quarter of that. The window is asked for in
-/// batches of at least a quarter of it, so neighbouring chunks of a pack share a ranged
-/// `GET`.
+/// Readahead counts bytes, not blocks (past the first MiB a file is content-defined chunks
+/// of any length): once 512 KiB were read in a run, a window of 4 bytes per byte read, from
+/// 4 MiB up to 32 MiB, bounds the bytes in flight, and two windows how far ahead of the
+/// reader blocks are asked; nothing after a seek. Batches are asked as reads come and as
+/// earlier batches arrive, so a store that answers keeps the window full without waiting for
+/// the reader (over a far store, parallel requests finish together, and a reader-driven
+/// readahead idled the link a round trip per window).
 @Suite struct ReadaheadTests {
     static func partial(_ lengths: [Int]) -> PartialContent {
         let blocks = lengths.enumerated().map { BlockReference(hash: String(repeating: "0", count: 63) + String($0.offset % 10), length: Int64($0.element)) }
         return PartialContent(ino: 7, generation: 1, blocks: blocks, fd: open("/dev/null", O_RDONLY), bitmap: [])
     }
 
-    /// After reading `upTo` bytes sequentially in reads of 128 KiB: the bytes asked for
-    /// ahead of the reader (from the end of its last read to the end of the last block asked
-    /// for), and the smallest batch asked for once the window was at its size now.
-    static func ahead(after upTo: Int64, _ partial: PartialContent, _ readahead: Readahead) -> (ahead: Int64, smallestBatch: Int64?) {
-        var (offset, through) = (Int64(0), Int64(0))
-        var batches: [(at: Int64, bytes: Int64)] = []
-        while offset < upTo {
-            let batch = readahead.blocks(after: offset, length: 128 << 10, in: partial)
-            offset += 128 << 10
-            guard let last = batch.last else { continue }
-            batches.append((offset, batch.reduce(0) { $0 + partial.blocks[$1].length }))
-            through = partial.offsets[last] + partial.blocks[last].length
+    /// Reads `upTo` bytes sequentially in reads of 128 KiB; a store that `answers` delivers
+    /// every batch at once (asking for the next ones), one that does not never delivers.
+    /// Returns how far past the reader blocks were asked for, and the bytes in flight.
+    static func read(upTo: Int64, _ partial: PartialContent, _ readahead: Readahead, answers: Bool) -> (ahead: Int64, inFlight: Int64) {
+        var (offset, through, inFlight) = (Int64(0), Int64(0), Int64(0))
+        func note(_ batch: Readahead.Batch) {
+            inFlight += batch.bytes
+            if let last = batch.blocks.last { through = partial.offsets[last] + partial.blocks[last].length }
         }
-        let windowSince = upTo >= 12 << 20 ? 12 << 20 : max(512 << 10, upTo / (4 << 20) * (4 << 20))
-        return (max(0, through - upTo), batches.filter { $0.at > windowSince }.map(\.bytes).min())
+        while offset < upTo {
+            var batch = readahead.blocks(after: offset, length: 128 << 10, in: partial)
+            offset += 128 << 10
+            note(batch)
+            while answers && !batch.isEmpty {
+                inFlight -= batch.bytes
+                batch = readahead.arrived(batch, fetched: true, in: partial)
+                note(batch)
+            }
+        }
+        return (max(0, through - upTo), inFlight)
     }
 
     @Test func theWindowIsInBytesWhateverTheBlocks() {
         for chunk in [1 << 20, 3 << 20, 4 << 20] {
             let partial = Self.partial([256 << 10, 768 << 10] + Array(repeating: chunk, count: 200 << 20 / chunk))
-            for (read, window) in [(256 << 10, 0), (1 << 20, 4 << 20), (4 << 20, 8 << 20), (8 << 20, 16 << 20), (12 << 20, 32 << 20), (40 << 20, 32 << 20)] {
-                let (ahead, smallest) = Self.ahead(after: Int64(read), partial, Readahead())
-                // Between three quarters of the window and the window, and less than a block more.
-                #expect(ahead >= Int64(window * 3 / 4) && ahead < Int64(window + chunk), "chunks of \(chunk >> 20) MiB, \(read >> 20) MiB read: \(ahead >> 20) MiB ahead")
-                if let smallest { #expect(smallest >= Int64(window / 4), "chunks of \(chunk >> 20) MiB, \(read >> 20) MiB read: a batch of \(smallest) bytes") }
+            for (read, window) in [(256 << 10, 0), (1 << 20, 4 << 20), (2 << 20, 8 << 20), (4 << 20, 16 << 20), (8 << 20, 32 << 20), (40 << 20, 32 << 20)] {
+                let (window, chunk) = (Int64(window), Int64(chunk))
+                // A store that answers: two windows ahead of the reader, less a quarter window
+                // (batches are no smaller) and a block.
+                let answered = Self.read(upTo: Int64(read), partial, Readahead(), answers: true)
+                #expect(answered.ahead >= 2 * window - window / 4 - chunk && answered.ahead < 2 * window + chunk,
+                        "chunks of \(chunk >> 20) MiB, \(read >> 20) MiB read: \(answered.ahead >> 20) MiB ahead")
+                // A store that does not: at most a window (and a block) in flight.
+                let stalled = Self.read(upTo: Int64(read), partial, Readahead(), answers: false)
+                #expect(stalled.inFlight <= window + chunk, "chunks of \(chunk >> 20) MiB, \(read >> 20) MiB read: \(stalled.inFlight >> 20) MiB in flight")
+                if window > 0 { #expect(stalled.inFlight >= window * 3 / 4) }
             }
         }
+    }
+
+    /// The next batch leaves when one arrives, not when the reader reads on.
+    @Test func anArrivalAsksForMoreWithoutARead() {
+        let partial = Self.partial(Array(repeating: 1 << 20, count: 128))
+        let readahead = Readahead()
+        var batches: [Readahead.Batch] = []
+        for offset in stride(from: Int64(0), to: 8 << 20, by: 128 << 10) {
+            let batch = readahead.blocks(after: offset, length: 128 << 10, in: partial)
+            if !batch.isEmpty { batches.append(batch) }
+        }
+        let asked = batches.reduce(0) { $0 + $1.bytes }
+        #expect(asked >= 24 << 20 && asked <= 33 << 20, "a window in flight: \(asked >> 20) MiB")
+        // The reader waits at 8 MiB while the first batches arrive: once less than three
+        // quarters of the window are in flight, it is filled again, from where the asked
+        // blocks end.
+        var (arrived, next, waiting) = (Int64(0), Readahead.Batch(), batches[...])
+        while next.isEmpty, let batch = waiting.popFirst() {
+            arrived += batch.bytes
+            next = readahead.arrived(batch, fetched: true, in: partial)
+        }
+        let inFlight = asked - arrived + next.bytes
+        #expect(asked - arrived < 24 << 20 && inFlight >= 31 << 20 && inFlight <= 33 << 20, "\(arrived >> 20) MiB in, \(next.bytes >> 20) MiB asked again")
+        let end = batches.last.flatMap { $0.blocks.last }.map { partial.offsets[$0] + partial.blocks[$0].length }
+        #expect(next.blocks.first.map { partial.offsets[$0] } == end)
+        // Failed batches free the window and ask nothing: the reader's next read asks again,
+        // from the first block that failed past it.
+        #expect(readahead.arrived(next, fetched: false, in: partial).isEmpty)
+        #expect(waiting.count >= 2, "batches still in flight")
+        for batch in waiting { #expect(readahead.arrived(batch, fetched: false, in: partial).isEmpty) }
+        let again = readahead.blocks(after: 8 << 20, length: 128 << 10, in: partial)
+        let readTo = Int64(8 << 20) + (128 << 10)
+        let failedAhead = waiting.flatMap(\.blocks).first { partial.offsets[$0] + partial.blocks[$0].length > readTo }
+        #expect(failedAhead != nil && again.blocks.first == failedAhead)
+    }
+
+    @Test func aClosedHandleAsksNothingMore() {
+        let partial = Self.partial(Array(repeating: 1 << 20, count: 128))
+        let readahead = Readahead()
+        var first = Readahead.Batch()
+        for offset in stride(from: Int64(0), to: 1 << 20, by: 128 << 10) where first.isEmpty {
+            first = readahead.blocks(after: offset, length: 128 << 10, in: partial)
+        }
+        #expect(!first.isEmpty)
+        readahead.stop()
+        #expect(readahead.arrived(first, fetched: true, in: partial).isEmpty)
+        #expect(readahead.blocks(after: 1 << 20, length: 128 << 10, in: partial).isEmpty)
     }
 
     @Test func aSeekStopsIt() {
         let partial = Self.partial([256 << 10, 768 << 10] + Array(repeating: 1 << 20, count: 64))
         let readahead = Readahead()
-        #expect(Self.ahead(after: 8 << 20, partial, readahead).ahead >= 4 << 20)
+        #expect(Self.read(upTo: 8 << 20, partial, readahead, answers: true).ahead >= 4 << 20)
         #expect(readahead.blocks(after: 40 << 20, length: 128 << 10, in: partial).isEmpty)
     }
 
@@ -61,7 +119,7 @@ import Testing
         var asked = 0
         for group in stride(from: Int64(0), to: 8 << 20, by: 512 << 10) {
             for offset in [group + (384 << 10), group, group + (256 << 10), group + (128 << 10)] {
-                asked += readahead.blocks(after: offset, length: 128 << 10, in: partial).count
+                asked += readahead.blocks(after: offset, length: 128 << 10, in: partial).blocks.count
             }
         }
         #expect(asked >= 8, "the window's blocks were asked for: \(asked)")

@@ -594,8 +594,8 @@ import Testing
             test "$(getfattr --only-values -n user.ubiqfs.state \(b)/big.bin)" = partial
             test "$elapsed" -lt 2500 || { echo "the middle took $elapsed ms" >&2; exit 1; }
             cmp expected.out middle.out
-            # The blocks read and what the kernel reads ahead (no readahead of ours
-            # before 4 MiB of sequential reading): 1 to 12 MiB of 64.
+            # The blocks read, what the kernel reads ahead, and ours (two windows of four
+            # times what was read, at least 4 MiB each): 1 to 12 MiB of 64.
             sleep 1
             blocks=$(stat -c %b \(b)/big.bin)
             test "$blocks" -ge 2048 && test "$blocks" -le 24576 || { echo "$blocks sectors here after a 1 MiB read" >&2; exit 1; }
