@@ -2,7 +2,9 @@
 import PackageDescription
 
 /// Modules and their one-way dependencies (see docs/ARCHITECTURE.md):
-/// Inodes (leaf) -> FuseKit, FileCoordinator, MetadataStore, ContentCache;
+/// Inodes (leaf) -> FuseKit, FileCoordinator, MetadataStore, ContentCache; Metrics (a pure leaf: counters,
+/// histograms, the Prometheus text format) -> ContainerStore, SyncEngine, CloudFileSystem; MetricsHTTP (the
+/// `/metrics` and `/healthz` server, swift-nio) -> the command line;
 /// CFuse3 -> FuseKit; ItemModel (swift-crypto: digests of block lists) -> ContainerStore, MetadataStore, ContentCache; IgnoreRules (a pure leaf); Merging (pure: ItemModel,
 /// IgnoreRules); DatabaseMerge (ItemModel, GRDB: users' SQLite files); ContentChunking (pure: ItemModel, swift-crypto;
 /// content-defined chunks); S3Store (ContainerStore over HTTP);
@@ -30,6 +32,16 @@ let package = Package(
             providers: [.apt(["libfuse3-dev"])]
         ),
         .target(name: "Inodes"),
+        .target(name: "Metrics"),
+        .target(
+            name: "MetricsHTTP",
+            dependencies: [
+                "Metrics",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .target(name: "FuseKit", dependencies: ["CFuse3", "Inodes"]),
         .target(name: "CSystemShims"),
         .target(name: "ItemModel", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
@@ -38,7 +50,7 @@ let package = Package(
         .target(name: "DatabaseMerge", dependencies: ["ItemModel", .product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "ContentChunking", dependencies: ["ItemModel", .product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "FileCoordinator", dependencies: ["Inodes"]),
-        .target(name: "ContainerStore", dependencies: ["ItemModel"]),
+        .target(name: "ContainerStore", dependencies: ["ItemModel", "Metrics"]),
         .target(
             name: "S3Store",
             dependencies: [
@@ -69,7 +81,7 @@ let package = Package(
             name: "SyncEngine",
             dependencies: [
                 "ItemModel", "Inodes", "ContainerStore", "ContainerCrypto", "MetadataStore", "ContentCache", "FileCoordinator", "Merging", "DatabaseMerge",
-                "ContentChunking",
+                "ContentChunking", "Metrics",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -89,7 +101,7 @@ let package = Package(
             name: "CloudFileSystem",
             dependencies: [
                 "FuseKit", "Inodes", "ItemModel", "MetadataStore", "ContentCache", "FileCoordinator",
-                "ContainerStore", "ContainerCrypto", "SyncEngine", "CSystemShims", "IgnoreRules", "ThumbnailService", "Thumbnails",
+                "ContainerStore", "ContainerCrypto", "SyncEngine", "CSystemShims", "IgnoreRules", "ThumbnailService", "Thumbnails", "Metrics",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -98,13 +110,14 @@ let package = Package(
             name: "ubiqfs",
             dependencies: [
                 "CloudFileSystem", "ContainerStore", "ContainerCrypto", "S3Store", "SyncEngine", "FileCoordinator", "FuseKit", "Inodes", "CSystemShims", "IgnoreRules",
-                "ThumbnailService",
+                "ThumbnailService", "Metrics", "MetricsHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "ItemModelTests", dependencies: ["ItemModel"]),
         .testTarget(name: "IgnoreRulesTests", dependencies: ["IgnoreRules", "ItemModel"]),
+        .testTarget(name: "MetricsTests", dependencies: ["Metrics", "MetricsHTTP"]),
         .testTarget(name: "MergingTests", dependencies: ["Merging", "ItemModel"]),
         .testTarget(name: "DatabaseMergeTests", dependencies: ["DatabaseMerge", "ItemModel", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
@@ -115,7 +128,7 @@ let package = Package(
         .testTarget(name: "FileCoordinatorTests", dependencies: ["FileCoordinator", "Inodes", "ItemModel"]),
         // Starts and stops a real SeaweedFS server for the tests that need an S3 service.
         .target(name: "SeaweedFSFixture", dependencies: ["S3Store", "ContainerStore"], path: "Tests/SeaweedFSFixture"),
-        .testTarget(name: "ContainerStoreTests", dependencies: ["ContainerStore", "S3Store", "SeaweedFSFixture", "ItemModel"]),
+        .testTarget(name: "ContainerStoreTests", dependencies: ["ContainerStore", "S3Store", "SeaweedFSFixture", "ItemModel", "Metrics"]),
         .testTarget(
             name: "MetadataStoreTests",
             dependencies: ["MetadataStore", "Inodes", "ItemModel", .product(name: "GRDB", package: "GRDB.swift")]
@@ -133,7 +146,7 @@ let package = Package(
         // The filesystem core driven directly, as the kernel would through the adapter.
         .testTarget(
             name: "FileSystemCoreTests",
-            dependencies: ["CloudFileSystem", "DeviceFixture", "ContainerStore", "SyncEngine", "MetadataStore", "Inodes", "ItemModel"]
+            dependencies: ["CloudFileSystem", "DeviceFixture", "ContainerStore", "SyncEngine", "MetadataStore", "Inodes", "ItemModel", "FuseKit"]
         ),
         .testTarget(
             name: "SyncEngineTests",

@@ -9,6 +9,7 @@ the test suite: numbers on a shared 2-core VM are noisy, ratios in one run are w
 Run it through Benchmarks/run.sh, which installs what it needs and builds a release binary.
 """
 import argparse
+import http.client
 import json
 import os
 import random
@@ -202,6 +203,78 @@ class UbiqFS(FuseDaemon):
     def fetched_bytes(self, paths):
         time.sleep(0.5)  # the daemon tells the kernel of new blocks asynchronously
         return sum(os.stat(path).st_blocks * 512 for path in paths)
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on now (the kernel's pick)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class UbiqFSMetrics(UbiqFS):
+    """ubiqfs serving its Prometheus metrics (`--metrics 127.0.0.1:PORT`, issue 42), a port of
+    its own at each mount, scraped every `interval` seconds (more often than the usual 15 s)
+    while it is mounted, by a curl loop of its own: beside the ubiqfs target (which times no
+    kernel request), what collecting and serving them costs (goal: nothing measurable)."""
+    name = "ubiqfs-metrics"
+    interval = 5.0
+
+    def __init__(self, work, binary):
+        super().__init__(work, binary)
+        self.port = None
+        self.scraper = None
+        self.scrapes = self.failed = self.series = 0
+
+    def command(self):
+        self.port = free_port()
+        return super().command() + ["--metrics", f"127.0.0.1:{self.port}"]
+
+    def scrape(self):
+        """The text of /metrics, or None if it did not answer 200."""
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        try:
+            connection.request("GET", "/metrics")
+            response = connection.getresponse()
+            body = response.read().decode("utf-8", "replace")
+            return body if response.status == 200 else None
+        except OSError:
+            return None
+        finally:
+            connection.close()
+
+    def mount(self):
+        super().mount()
+        served = []
+        def serving():
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.name} exited; see {self.work}/{self.name}.log")
+            text = self.scrape()
+            if text is not None:
+                served.append(text)
+            return bool(served)
+        wait_for(serving, f"{self.name} to serve /metrics on 127.0.0.1:{self.port}", timeout=30)
+        if "ubiqfs_mount_up" not in served[0]:
+            raise RuntimeError(f"{self.name}: /metrics has no ubiqfs_mount_up; see {self.work}/{self.name}.log")
+        # Scraped by a process of its own: a thread here would take the GIL from the
+        # workload's own loop and be counted as the metrics' cost.
+        self.scrape_log = self.work / f"{self.name}-scrapes.log"
+        self.scraper = subprocess.Popen(
+            ["bash", "-c", f"while sleep {self.interval}; do curl -fsS -o /dev/null --max-time 10 "
+                           f"http://127.0.0.1:{self.port}/metrics && echo ok || echo failed; done"],
+            stdout=open(self.scrape_log, "a"), stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def unmount(self):
+        if self.scraper is not None:
+            self.scraper.terminate()
+            self.scraper.wait(timeout=15)
+            self.scraper = None
+            lines = self.scrape_log.read_text().split()
+            self.scrapes, self.failed = lines.count("ok"), lines.count("failed")
+            text = self.scrape()
+            if text is not None:
+                self.series = sum(1 for line in text.splitlines() if line and not line.startswith("#"))
+        super().unmount()
 
 
 class UbiqFSFar(UbiqFS):
@@ -1020,6 +1093,38 @@ class Bench:
         for t in self.targets:
             os.unlink(t.dir / "big.bin")
 
+    def random_read(self):
+        """4 KiB random reads of a local file: 256 MiB x scale written, settled (in the store,
+        held here); then in each run, read whole first, 20,000 `pread`s of 4 KiB at offsets from
+        random.Random(42), on a descriptor opened once. Warm: the kernel's page cache answers
+        (ubiqfs keeps it across opens). Uncached: the file's pages dropped first
+        (POSIX_FADV_DONTNEED), so on a FUSE mount each read reaches the daemon (the FUSE read
+        path: what `--targets ubiqfs,ubiqfs-metrics` compares); native reads the disk then."""
+        size = max(4096, int(256 * MiB * self.scale) // 4096 * 4096)
+        count = 20000
+        rng = random.Random(42)
+        offsets = [rng.randrange(size // 4096) * 4096 for _ in range(count)]
+        for t in self.targets:
+            write_file(t.dir / "random-read.bin", size)
+        for t in self.targets:
+            t.settle()
+        os.sync()  # native's pages clean, so that dropping them drops them all
+        def reads(fd):
+            for offset in offsets:
+                os.pread(fd, 4096, offset)
+        def body(t, run):
+            read_file(t.dir / "random-read.bin")  # all of it in the page cache again (the last run dropped it)
+            fd = os.open(t.dir / "random-read.bin", os.O_RDONLY)
+            try:
+                self.record("random_read_4k", t, count / timed(lambda: reads(fd)))
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                self.record("random_read_4k_uncached", t, count / timed(lambda: reads(fd)))
+            finally:
+                os.close(fd)
+        self.each(body)
+        for t in self.targets:
+            os.unlink(t.dir / "random-read.bin")
+
     def placeholder(self):
         size = int(256 * MiB * self.scale)
         def body(t, run):
@@ -1668,6 +1773,9 @@ WORKLOADS = {
     "write_1g": ("sequential write + fsync", "MB/s", True, ("u/n", ">=", 0.7), ("r/u", "<=", 1 / 1.5)),
     "random_4k": ("4 KiB random reads, warm", "ops/s", True, None, None),
     "create_10k": ("create 10k small files", "files/s", True, ("u/n", ">=", 0.3), ("r/u", "<=", 1 / 3)),
+    "random_read_4k": ("4 KiB random reads of a settled 256 MiB x scale file, warm", "reads/s", True, None, None),
+    "random_read_4k_uncached": ("  the same, its pages dropped first (FUSE: each read reaches the daemon; native: the disk)",
+                                "reads/s", True, None, None),
     "ignored_tree": ("20k x scale small files made in an ignored folder, and settled", "files/s", True, None, None),
     "ignored_tree_objects": ("  objects that reached the store meanwhile", "objects", False, None, None),
     "ignored_tree_bytes": ("  bytes that reached the store meanwhile", "bytes", False, None, None),
@@ -1731,10 +1839,13 @@ def holds(op, value, goal):
 RATIOS = [("u/n", "ubiqfs", "native", 0), ("r/u", "rclone", "ubiqfs", 1), ("r/u s3", "rclone-s3", "ubiqfs-s3", 1),
           ("r/u far", "rclone-s3-far", "ubiqfs-s3-far", 1), ("r/u packs", "rclone-s3-far", "ubiqfs-s3-far-packs", 1),
           ("e/p", "ubiqfs-enc", "ubiqfs-packs", 2), ("e/p far", "ubiqfs-s3-far-enc", "ubiqfs-s3-far-packs", 2),
-          ("e/u far", "ubiqfs-s3-far-enc", "ubiqfs-s3-far", 2)]
+          ("e/u far", "ubiqfs-s3-far-enc", "ubiqfs-s3-far", 2), ("m/u", "ubiqfs-metrics", "ubiqfs", 3)]
 # Encryption's goal (issue 25): within 10% of the same container unencrypted, on writing and
 # uploading and on cold reads.
 ENCRYPTION_GOALS = {"write_1g", "placeholder_read", "placeholder_ttfb", "far_import", "far_cold_read", "far_upload"}
+# The metrics' goal (issue 42): collecting them costs nothing measurable on the FUSE hot path,
+# taken as within 5% of the same mount without them, on creates and 4 KiB random reads.
+METRICS_GOALS = {"create_10k", "random_read_4k", "random_read_4k_uncached"}
 
 
 def table(bench, header):
@@ -1742,7 +1853,7 @@ def table(bench, header):
     pairs = [r for r in RATIOS if {r[1], r[2]} <= set(names) or r[0] in ("u/n", "r/u")]
     titles = {"u/n": "ubiqfs/native", "r/u": "rclone/ubiqfs", "r/u s3": "rclone-s3/ubiqfs-s3", "r/u far": "rclone-s3-far/ubiqfs-s3-far",
               "r/u packs": "rclone-s3-far/ubiqfs-s3-far-packs", "e/p": "ubiqfs-enc/ubiqfs-packs", "e/p far": "ubiqfs-s3-far-enc/ubiqfs-s3-far-packs",
-              "e/u far": "ubiqfs-s3-far-enc/ubiqfs-s3-far"}
+              "e/u far": "ubiqfs-s3-far-enc/ubiqfs-s3-far", "m/u": "ubiqfs-metrics/ubiqfs"}
     lines = [header, "", "| workload | unit | " + " | ".join(names) + " | " + " | ".join(titles[p[0]] for p in pairs) + " | goals |",
              "|---|---|" + "---|" * (len(names) + len(pairs)) + "---|"]
     verdicts = []
@@ -1756,7 +1867,8 @@ def table(bench, header):
         for kind, a, b, which in pairs:
             higher = WORKLOADS[key][2]
             encryption = (kind, ">=" if higher else "<=", 0.9 if higher else 1.1) if key in ENCRYPTION_GOALS else None
-            goal = (vs_native, vs_rclone, encryption)[which]
+            metrics = (kind, ">=" if higher else "<=", 0.95 if higher else 1.05) if key in METRICS_GOALS else None
+            goal = (vs_native, vs_rclone, encryption, metrics)[which]
             if a in median and b in median and median[b] > 0:
                 ratio = median[a] / median[b]
                 ratios.append(f"{ratio:.3g}")
@@ -1790,7 +1902,8 @@ def main():
                         help="any of native, ubiqfs, rclone, ubiqfs-s3, rclone-s3 (the -s3 ones over a SeaweedFS server), "
                              "ubiqfs-far (the local store behind a 50 ms round trip), ubiqfs-s3-far and rclone-s3-far "
                              "(the SeaweedFS server behind a proxy adding a 50 ms round trip; for --only far); "
-                             "ubiqfs-packs and ubiqfs-enc (format 2, plain and encrypted), ubiqfs-s3-far-packs and ubiqfs-s3-far-enc")
+                             "ubiqfs-packs and ubiqfs-enc (format 2, plain and encrypted), ubiqfs-s3-far-packs and ubiqfs-s3-far-enc; "
+                             "ubiqfs-metrics (ubiqfs with --metrics on a free loopback port, scraped every 5 s)")
     parser.add_argument("--only", default="", help="comma-separated workload groups: " + ", ".join(GROUPS))
     parser.add_argument("--out", default="", help="where to write the table (default Benchmarks/results/DATE.md)")
     args = parser.parse_args()
@@ -1800,7 +1913,7 @@ def main():
     seaweed = Seaweed(work)
     far = FarS3(seaweed)
     available = {"native": lambda: Native(work), "ubiqfs": lambda: UbiqFS(work, args.binary), "rclone": lambda: Rclone(work),
-                 "ubiqfs-far": lambda: UbiqFSFar(work, args.binary),
+                 "ubiqfs-far": lambda: UbiqFSFar(work, args.binary), "ubiqfs-metrics": lambda: UbiqFSMetrics(work, args.binary),
                  "ubiqfs-s3": lambda: UbiqFSS3(work, args.binary, seaweed), "rclone-s3": lambda: RcloneS3(work, seaweed),
                  "ubiqfs-s3-far": lambda: UbiqFSS3Far(work, args.binary, far), "rclone-s3-far": lambda: RcloneS3Far(work, far),
                  "ubiqfs-s3-far-8M": lambda: UbiqFSS3FarLimited(work, args.binary, far),
@@ -1823,6 +1936,10 @@ def main():
             t.stop()
         far.stop()
         seaweed.stop()
+    for t in targets:
+        if isinstance(t, UbiqFSMetrics):
+            bench.notes.append(f"{t.name}: /metrics scraped every {t.interval:g} s while mounted: {t.scrapes} time(s), "
+                               f"{t.failed} failed; {t.series} series in the last.")
     version = subprocess.run([args.binary, "--version"], capture_output=True, text=True).stdout.strip()
     rclone = subprocess.run(["rclone", "version"], capture_output=True, text=True).stdout.split("\n")[0] if "rclone" in args.targets else ""
     header = (f"# ubiqfs benchmark, {started}\n\n{version}, {rclone}; {os.cpu_count()} cores; "
@@ -1836,7 +1953,7 @@ def main():
     print(f"\nwritten to {out}")
 
 
-GROUPS = {"write": "write_1g", "read": "reread_1g", "placeholder": "placeholder", "heads": "heads", "create": "create_10k", "ignored": "ignored_tree", "deep": "deep_tree", "fsync": "fsync",
+GROUPS = {"write": "write_1g", "read": "reread_1g", "placeholder": "placeholder", "heads": "heads", "create": "create_10k", "random-read": "random_read", "ignored": "ignored_tree", "deep": "deep_tree", "fsync": "fsync",
           "ls": "ls_10k", "desktop": "desktop", "nautilus": "nautilus", "git": "git_tree", "build": "build", "memory": "memory",
           "far": "far_small", "far-large": "far_large", "far-edit": "far_edit", "thumbnails": "thumbnails"}
 

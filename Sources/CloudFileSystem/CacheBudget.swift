@@ -5,6 +5,7 @@ import GRDB
 import Inodes
 import ItemModel
 import Logging
+import Metrics
 import MetadataStore
 import Synchronization
 
@@ -19,6 +20,8 @@ public final class CacheBudget: Sendable {
     private let logger: Logger
     private let stopped = Mutex(false)
     private let recentEvictions: (@Sendable ([String]) -> Void)?
+    /// Files evicted since the mount (the metrics).
+    public let evictions = Counter()
 
     /// Files opened this recently are worth telling about when they are evicted.
     static let recentUse: Int64 = 3600 * 1_000_000_000
@@ -120,6 +123,7 @@ public final class CacheBudget: Sendable {
                 try core.evictFile(candidate.ino)
                 usage -= size
                 evicted += 1
+                evictions.add()
                 if handles.lastUse(candidate.ino).map({ $0 > recently }) == true { recent.append(candidate.ino) }
             } catch {
                 logger.debug("cache budget: kept inode \(candidate.ino): \(error)")

@@ -17,11 +17,27 @@ public final class FuseRequest: @unchecked Sendable {
     private let session: FuseSession
     private let state = Mutex(State())
     public let context: FuseContext
+    public let operation: FuseOperationKind
+    /// CLOCK_MONOTONIC at arrival, for the observer; 0 without one.
+    private let started: UInt64
 
-    init(raw: OpaquePointer, session: FuseSession) {
+    init(raw: OpaquePointer, session: FuseSession, operation: FuseOperationKind) {
         self.raw = raw
         self.session = session
+        self.operation = operation
         self.context = FuseContext(fuse_req_ctx(raw).pointee)
+        if let observer = session.observer {
+            started = Self.monotonicNanoseconds()
+            observer.started(operation)
+        } else {
+            started = 0
+        }
+    }
+
+    private static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
     deinit {
@@ -29,7 +45,7 @@ public final class FuseRequest: @unchecked Sendable {
         guard unanswered else { return }
         let message = "FuseKit: request dropped without a reply; replying EIO\n"
         _ = message.utf8CString.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count - 1) }
-        send { fuse_reply_err($0, EIO) }
+        send(error: EIO) { fuse_reply_err($0, EIO) }
     }
 
     /// Whether the kernel asked to abandon this request (fuse_req_interrupted); false once replied.
@@ -57,7 +73,7 @@ public final class FuseRequest: @unchecked Sendable {
 
     /// Replies with an errno; 0 means success without data (fuse_reply_err).
     public func reply(error: Int32) {
-        send { fuse_reply_err($0, error) }
+        send(error: error) { fuse_reply_err($0, error) }
     }
 
     /// Answers lookup, mknod, mkdir, symlink and link; the kernel takes one lookup reference (fuse_reply_entry).
@@ -155,7 +171,7 @@ public final class FuseRequest: @unchecked Sendable {
     var rawForFormatting: OpaquePointer { raw }
 
     /// Sends one reply under the lock, so nothing touches `raw` after libfuse has freed it.
-    private func send(_ reply: (OpaquePointer) -> Void) {
+    private func send(error: Int32 = 0, _ reply: (OpaquePointer) -> Void) {
         let (sent, interruptID) = state.withLock { state -> (Bool, UInt64?) in
             guard !state.replied else { return (false, nil) }
             state.replied = true
@@ -168,6 +184,9 @@ public final class FuseRequest: @unchecked Sendable {
         }
         if let interruptID {
             FuseInterruptTable.remove(interruptID)
+        }
+        if started != 0, let observer = session.observer {
+            observer.finished(operation, nanoseconds: Self.monotonicNanoseconds() &- started, error: error)
         }
     }
 }

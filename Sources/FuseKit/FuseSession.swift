@@ -22,11 +22,15 @@ public final class FuseSession: @unchecked Sendable {
     private let raw: OpaquePointer
     private let dispatcher: Unmanaged<FuseDispatcher>
     private let state = Mutex(State())
+    /// Told of every request and reply (`FuseRequestObserver`); set at creation, before
+    /// any request can arrive.
+    let observer: (any FuseRequestObserver)?
 
     /// Creates the session. `arguments` are a command line: argv[0] then libfuse and mount
     /// options, e.g. `["ubiqfs", "-o", "default_permissions,fsname=x,subtype=ubiqfs"]`
     /// (fuse_session_new prints unknown options on stderr and fails).
-    public init(operations: any FuseOperations, arguments: [String]) throws(FuseError) {
+    public init(operations: any FuseOperations, arguments: [String], observer: (any FuseRequestObserver)? = nil) throws(FuseError) {
+        self.observer = observer
         let dispatcher = Unmanaged.passRetained(FuseDispatcher(operations: operations))
         var ops = FuseLowLevelOperations.make()
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }

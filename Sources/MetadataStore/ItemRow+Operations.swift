@@ -119,6 +119,11 @@ extension ItemRow {
         try ItemRow.fetchCount(db)
     }
 
+    /// Items that exist (not deleted), the root included: what a mount's metrics call known.
+    public static func liveCount(_ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE deleted = 0") ?? 0
+    }
+
     /// Items with local changes not yet committed (`ubiqfs status`).
     public static func pendingCount(_ db: Database) throws -> Int {
         try (Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE dirty != 0") ?? 0) + (try RootState.pending(db) == nil ? 0 : 1)

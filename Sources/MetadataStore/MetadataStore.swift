@@ -242,6 +242,9 @@ public final class MetadataStore: Sendable {
             // What format-5 splices are edits of (`JournalBlocks`).
             try JournalBlocks.createTable(db)
         }
+        migrator.registerMigration("v23: when each item's changes started to wait") { db in
+            try PendingSince.create(db)
+        }
         return migrator
     }
 

@@ -62,6 +62,7 @@ extension SyncEngine {
         try await compact(horizon: horizon ?? configuration.compactionHorizon, report: &report)
         await tidy("cannot release the collection lease \(lease)") { store throws(StoreError) in try await store.delete(lease) }
         try await remember(report)
+        metrics.noteCollection(report)
         logger.info("collection \(run): deleted \(report.deleted) objects (\(report.deletedBytes) bytes), rescued \(report.rescued)")
         return report
     }

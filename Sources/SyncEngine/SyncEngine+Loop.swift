@@ -121,12 +121,19 @@ extension SyncEngine {
                 // a poll's every round, changes wait if a new burst has started meanwhile.
                 let mayYield = mode == .poll || (mode == .push && rounds > 1)
                 if mayYield && signals.withLock({ $0.pushes.isBursting(at: .now, debounce: debounce, maxDelay: maxDelay) }) { break cycleRounds }
+                let pushStarted = ContinuousClock.now
                 switch try await push() {
                 case .idle:
                     stalled = false
                     break cycleRounds
-                case .committed: stalled = false
-                case .raced, .retry: (missed, stalled) = (missed + 1, true)
+                case .committed:
+                    stalled = false
+                    metrics.commits.add()
+                    metrics.commitDurations.observe(ContinuousClock.now - pushStarted)
+                case .raced:
+                    (missed, stalled) = (missed + 1, true)
+                    metrics.commitRaces.add()
+                case .retry: (missed, stalled) = (missed + 1, true)
                 }
             }
             // A drain whose last round could not commit (races lost to other devices, or

@@ -18,7 +18,9 @@ extension SyncEngine {
         // next key until there is none needs no listing: one request per poll when idle.
         while true {
             let seq = lastSeq + 1
-            switch try await readRecord(seq) {
+            let next = try await readRecord(seq)
+            journalHeadSeen = max(journalHeadSeen, next.isMissing ? lastSeq : seq)
+            switch next {
             case .missing:
                 // The next record, or records up to a checkpoint, compacted away?
                 if try await joinFromCheckpoint(.missing) { continue }
@@ -48,6 +50,17 @@ extension SyncEngine {
         /// The record (an empty one for a malformed record, skipped and said), and the
         /// SHA-256 of its bytes as stored, which the next record names.
         case stored(JournalRecord, hash: String)
+
+        var isMissing: Bool {
+            if case .missing = self { true } else { false }
+        }
+    }
+
+    /// The last record applied here, and how many the store holds after it as far as the
+    /// last pull saw (0 once a pull reached the end; more while one cannot go on: a record
+    /// of a newer format, a store gone mid-way).
+    public func journalPosition() -> (applied: UInt64, behind: UInt64) {
+        (lastSeq, journalHeadSeen > lastSeq ? journalHeadSeen - lastSeq : 0)
     }
 
     private func readRecord(_ seq: UInt64) async throws(SyncError) -> NextRecord {
@@ -69,6 +82,7 @@ extension SyncEngine {
             try RecordValidator.validate(decoded, formats: configuration.readableFormats)
             record = decoded
         } catch let error where error.code == .unsupportedFormat {
+            journalHeadSeen = max(journalHeadSeen, seq)
             throw SyncError(code: .container, message: "journal record \(seq): \(error.message)")
         } catch {
             // An unreadable record is skipped (and said), so it cannot stop the container.
@@ -212,6 +226,8 @@ extension SyncEngine {
         leases.release()
         invalidations.invalidate(outcome.invalidations)
         feed.emit(outcome.events)
+        metrics.conflicts.add(UInt64(outcome.conflicts.count))
+        metrics.merges.add(UInt64(outcome.merges.count))
         for conflict in outcome.conflicts {
             logger.warning("conflict: \(conflict)")
             remember(conflict, in: &conflicts)

@@ -5,6 +5,7 @@ import Foundation
 import FuseKit
 import Glibc
 import Logging
+import MetricsHTTP
 import S3Store
 import SyncEngine
 
@@ -40,11 +41,13 @@ final class Daemon {
             report("ok")
             ServiceManager.notify("READY=1\nSTATUS=mounted \(options.resolvedMountpoint)")
             logger.info("mounted \(options.resolvedMountpoint) (store \(options.resolvedStore), container \(options.resolvedContainer))")
+            mount.health.setServing(true)
             do {
                 try mount.session.run(maxThreads: 16)
             } catch {
                 logger.error("the FUSE loop failed: \(error)")
             }
+            mount.health.setServing(false)
             // A second Ctrl-C or SIGTERM (systemd's stop, a user's) must not cut the last push
             // short; it is bounded, and SIGKILL still works.
             signal(SIGTERM, SIG_IGN)
@@ -78,6 +81,7 @@ final class Daemon {
             do { try mount.stack.markCleanStop() } catch {
                 logger.error("cannot mark the stop as clean (the next start checks the cache as after a crash): \(error)")
             }
+            mount.metrics?.stop()
             logger.info("stopped")
             return 0
         } catch {
@@ -107,6 +111,9 @@ final class Daemon {
         var control: ControlServer
         var budget: CacheBudget
         var desktop: DesktopNotifier?
+        var health: MountHealth
+        /// Serves `--metrics` until the last push is over (`/healthz` says so meanwhile).
+        var metrics: MetricsServer?
         var lock: Int32
     }
 
@@ -153,9 +160,11 @@ final class Daemon {
         let accessTimes = AccessTimes(rule: options.readOnly ? .noatime : rule, folders: !options.noDirAtime)
         let deviceIgnores = try Self.deviceIgnores(options.ignoreFile)
         let (lookers, thumbnails) = try thumbnailSettings(mountpoint: mountpoint)
-        let stack = try Blocking.wait { [configuration, store] in
+        // Counted above the fault injection: what the engine meets is what the metrics say.
+        let measured = MeasuredStore(store)
+        let stack = try Blocking.wait { [configuration, measured] in
             try await DeviceStack.open(
-                store: store, stateDir: stateDir, deviceName: deviceName, configuration: configuration, logger: logger, accessTimes: accessTimes,
+                store: measured, stateDir: stateDir, deviceName: deviceName, configuration: configuration, logger: logger, accessTimes: accessTimes,
                 deviceIgnores: deviceIgnores, lookers: lookers, thumbnails: thumbnails
             )
         }
@@ -181,7 +190,23 @@ final class Daemon {
         // default_permissions always: the kernel checks modes and owners, so the daemon
         // never has to. allow_other only when asked: a mount is private to its user otherwise.
         let mountOptions = "default_permissions" + (options.allowOther ? ",allow_other" : "") + (options.noexec ? ",noexec" : "") + (options.readOnly ? ",ro" : "") + ",fsname=ubiqfs:\(options.resolvedContainer)" + (options.plainFuseType ? "" : ",subtype=ubiqfs")
-        let session = try FuseSession(operations: adapter, arguments: ["ubiqfs", "-o", mountOptions])
+        let timings = FuseRequestTimings()
+        let health = MountHealth(store: measured, timings: timings)
+        let metrics = try options.metrics.map { text throws -> MetricsServer in
+            let exporter = MetricsExporter(
+                mountpoint: mountpoint, sync: sync, core: core, metadata: stack.metadata, cacheDirectory: stack.cache.directory,
+                budget: budget, store: measured, timings: timings, health: health)
+            do {
+                return try MetricsServer(MetricsAddress(parsing: text)) { await exporter.respond($0) }
+            } catch let error as MetricsServer.Failure {
+                throw CommandFailure(error.description)
+            } catch {
+                throw CommandFailure("--metrics \(error)")
+            }
+        }
+        if let metrics, let text = options.metrics { logger.info("metrics on http://\((try? MetricsAddress(parsing: text).host) ?? text):\(metrics.boundPort)/metrics") }
+        // Kernel requests are timed only for the metrics (what the benchmark compares).
+        let session = try FuseSession(operations: adapter, arguments: ["ubiqfs", "-o", mountOptions], observer: metrics == nil ? nil : timings)
         try session.mount(at: mountpoint)
         stack.notifier.connect { [weak session] invalidation in
             guard let session else { return }
@@ -203,7 +228,8 @@ final class Daemon {
         budget.start()
         desktop?.start(conflicts: sync.conflictListener) { sync.storeIsOnline }
         return Mounted(
-            session: session, sync: sync, stack: stack, notifier: stack.notifier, handles: stack.handles, control: control, budget: budget, desktop: desktop, lock: lock
+            session: session, sync: sync, stack: stack, notifier: stack.notifier, handles: stack.handles, control: control, budget: budget, desktop: desktop,
+            health: health, metrics: metrics, lock: lock
         )
     }
 

@@ -21,6 +21,7 @@ enum FuseMountConvention {
         "thumbnails": "--thumbnails",
         "thumbnail-cache": "--thumbnail-cache", "thumbnail_cache": "--thumbnail-cache",
         "lookers": "--lookers",
+        "metrics": "--metrics",
     ]
     static let flagOptions: [String: String] = [
         "allow_other": "--allow-other", "allow-other": "--allow-other", "noexec": "--noexec", "ro": "--read-only",

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import MetricsHTTP
 
 /// `ubiqfs mount`: returns once the mount is usable, leaving the daemon running (or
 /// serves in the foreground with --foreground).
@@ -52,6 +53,11 @@ struct MountCommand: ParsableCommand {
         }
         if let transfers = options.transfers, !(1...256).contains(transfers) {
             throw ValidationError("invalid --transfers \(transfers): 1 to 256")
+        }
+        if let metrics = options.metrics {
+            do { _ = try MetricsAddress(parsing: metrics) } catch {
+                throw ValidationError("invalid --metrics \(error)")
+            }
         }
         if let limit = options.bwlimit, BandwidthLimit(parsing: limit) == nil {
             throw ValidationError("invalid --bwlimit '\(limit)': RATE or UP:DOWN, each a size per second (512K, 10M) or off")

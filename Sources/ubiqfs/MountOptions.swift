@@ -56,6 +56,9 @@ struct MountOptions: ParsableArguments {
     @Option(help: "Programs that only look at files, added to the built-in list (GNOME, KDE and Xfce thumbnailers and indexers, file): KIND:NAME,... with KIND thumbnailer, indexer or sniffer; KIND:-NAME takes a name off. Their reads download no whole files.")
     var lookers: String?
 
+    @Option(help: "Serve Prometheus metrics at http://ADDRESS/metrics and a health check at /healthz: PORT (on 127.0.0.1), or HOST:PORT to listen elsewhere (0.0.0.0:PORT for every address; there is no authentication). Default: off")
+    var metrics: String?
+
     @Flag(help: "Send no desktop notifications (a conflict copy made, the store unreachable for 5 minutes, files used lately evicted by the cache budget).")
     var noNotify = false
 
@@ -141,6 +144,7 @@ struct MountOptions: ParsableArguments {
         options.thumbnails = thumbnails ?? settings["thumbnails"]
         options.thumbnailCache = thumbnailCache ?? settings["thumbnail-cache"]
         options.lookers = lookers ?? settings["lookers"]
+        options.metrics = metrics ?? settings["metrics"]
         if transfers == nil, let count = settings["transfers"] {
             guard let value = Int(count) else { throw CommandFailure("\(profile.source): [\(profile.name)] transfers = \(count): expected a number") }
             options.transfers = value
@@ -170,6 +174,7 @@ struct MountOptions: ParsableArguments {
         if let keepVersions { arguments.append("--keep-versions=\(keepVersions)") }
         if let transfers { arguments.append("--transfers=\(transfers)") }
         if let bwlimit { arguments.append("--bwlimit=" + bwlimit) }
+        if let metrics { arguments.append("--metrics=" + metrics) }
         if allowOther { arguments.append("--allow-other") }
         if noexec { arguments.append("--noexec") }
         if let atime { arguments.append("--atime=" + atime) }

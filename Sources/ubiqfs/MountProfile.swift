@@ -14,6 +14,7 @@ struct MountProfile: Equatable {
     static let keys: Set<String> = [
         "mountpoint", "store", "container", "state-dir", "device", "cache-size", "keep-versions", "allow-other", "noexec", "read-only",
         "log-level", "transfers", "bwlimit", "passphrase-file", "no-notify", "ignore-file", "thumbnails", "thumbnail-cache", "lookers",
+        "metrics",
     ]
 
     let name: String

@@ -27,6 +27,7 @@ import Testing
     @Test func mountTypeFuseUbiqfsFstabAndUmount() async throws {
         let fixture = try MountFixture()
         let root = fixture.root
+        let port = try MetricsMountTests.freePort()
         try await fixture.sh(Self.inInstalledNamespace(fixture, """
             mkdir -p \(root)/one \(root)/two
             echo "*.secret" > \(root)/ignores
@@ -63,9 +64,10 @@ import Testing
             for _ in $(seq 1 300); do kill -0 $daemon 2>/dev/null || break; sleep 0.1; done
             fails kill -0 $daemon 2>/dev/null
             # An fstab line (mount -T reads another fstab): a second device sees the push.
-            echo "\(fixture.store) \(root)/two fuse.ubiqfs state_dir=\(root)/two.state,device=two,container=team,_netdev,nofail,noauto,x-systemd.automount,comment=x 0 0" > \(root)/fstab
+            echo "\(fixture.store) \(root)/two fuse.ubiqfs state_dir=\(root)/two.state,device=two,container=team,metrics=127.0.0.1:\(port),_netdev,nofail,noauto,x-systemd.automount,comment=x 0 0" > \(root)/fstab
             mount -T \(root)/fstab \(root)/two
             test "$(cat \(root)/two/f)" = hello
+            curl -fsS http://127.0.0.1:\(port)/metrics | grep -q "^ubiqfs_mount_up{mount=.\(root)/two.} 1$"
             umount \(root)/two
             # What cannot be honoured is refused with the reason, and nothing is mounted.
             # Read-only (ro): served and kept up to date, but nothing is written or pushed.
@@ -130,6 +132,7 @@ import Testing
         let fixture = try MountFixture()
         let root = fixture.root
         let bin = MountFixture.binary
+        let port = try MetricsMountTests.freePort()
         try await fixture.sh("""
             export XDG_CONFIG_HOME=\(root)/config XDG_STATE_HOME=\(root)/state
             mkdir -p $XDG_CONFIG_HOME/ubiqfs
@@ -144,6 +147,7 @@ import Testing
             bwlimit = 10M:off
             ignore-file = \(root)/ignores
             thumbnails = off
+            metrics = \(port)
             EOF
             echo '*.secret' > \(root)/ignores
             trap "\(bin) unmount work 2>/dev/null || fusermount3 -uz \(root)/work-mnt 2>/dev/null || true" EXIT
@@ -156,9 +160,12 @@ import Testing
             grep -q "is not KIND:NAME" err
             fails \(bin) mount work --thumbnails maybe 2> err
             grep -q "expected on or off" err
+            fails \(bin) mount work --metrics 0 2> err
+            grep -q "invalid --metrics 0: expected PORT or HOST:PORT" err
             fails grep -q " \(root)/work-mnt " /proc/mounts
             \(bin) mount work
             pgrep -af "[-]-device=desk " | grep -q -- "--thumbnails=off"
+            curl -fsS http://127.0.0.1:\(port)/healthz | grep -qx ok
             echo key > \(root)/work-mnt/api.secret
             test "$(getfattr --only-values -n user.ubiqfs.state \(root)/work-mnt/api.secret)" = ignored
             rm \(root)/work-mnt/api.secret

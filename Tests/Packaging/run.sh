@@ -55,7 +55,8 @@ for path in ./usr/bin/ubiqfs ./usr/share/man/man1/ubiqfs.1.gz ./usr/share/bash-c
     ./usr/share/doc/ubiqfs/README.md ./usr/share/doc/ubiqfs/SEMANTICS.md ./usr/share/doc/ubiqfs/DESKTOP.md \
     ./usr/share/nautilus-python/extensions/ubiqfs-nautilus.py ./usr/share/ubiqfs/desktop/ubiqfs_desktop/states.py \
     ./usr/share/ubiqfs/desktop/ubiqfs-dialog ./usr/share/icons/hicolor/scalable/emblems/emblem-ubiqfs-cloud.svg \
-    ./usr/share/kio/servicemenus/ubiqfs.desktop; do
+    ./usr/share/kio/servicemenus/ubiqfs.desktop ./usr/share/ubiqfs/grafana/ubiqfs-dashboard.json \
+    ./usr/share/ubiqfs/prometheus/ubiqfs-alerts.yml; do
     grep -qx "$path" "$work/contents" || fail "missing $path"
 done
 dpkg-deb -c "$deb" | awk '$2 != "root/root" {bad=1} END {exit bad}' || fail "files not owned by root"
@@ -68,6 +69,9 @@ bin="$work/x/usr/bin/ubiqfs"
 # die of SIGPIPE, which pipefail counts as a failure.
 "$bin" help mount > "$work/help" || fail "help mount"
 grep -q "mounts.conf" "$work/help" || fail "help mount"
+grep -q -- "--metrics" "$work/help" || fail "help mount: no --metrics"
+# The dashboard Grafana imports is JSON, and its queries name metrics the daemon serves.
+python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$work/x/usr/share/ubiqfs/grafana/ubiqfs-dashboard.json" || fail "the dashboard is not JSON"
 ldd "$bin" > "$work/ldd"
 grep -q "not found" "$work/ldd" && fail "missing libraries: $(cat "$work/ldd")"
 grep -qiE "libswift|libFoundation|libdispatch" "$work/ldd" && fail "links Swift's shared runtime: $(cat "$work/ldd")"

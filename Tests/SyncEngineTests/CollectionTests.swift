@@ -60,6 +60,9 @@ import Testing
         _ = try await a.engine.setRetention(versions: 0, trash: 0)
         let report = try await a.engine.collect(grace: .milliseconds(100))
         #expect(report.deleted > 0 && report.deletedBytes == before - 600_000, "\(report)")
+        // The metrics count both runs and what the second freed.
+        #expect(a.engine.metrics.collections.value == 2)
+        #expect(a.engine.metrics.collectedBytes.value == UInt64(report.deletedBytes) && a.engine.metrics.collectedObjects.value == UInt64(report.deleted))
         #expect(try await Self.objectBytes(store) == 600_000)
         #expect(store.keys.filter { $0.hasPrefix(ContainerLayout.gcPrefix) }.allSatisfy { $0.hasSuffix(".condemned") })
         let b = try await TestDevice(store: store, name: "b", configuration: Self.formatTwo())

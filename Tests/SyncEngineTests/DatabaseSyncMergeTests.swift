@@ -79,6 +79,7 @@ import Testing
             #expect(versions.map(\.input) == [0, 1, 0, 0] && versions[0].mergeKind == "sqlite", "\(versions.map(\.name))")
         }
         #expect(await result.b.engine.status().merges?.count == 1)
+        #expect(result.b.engine.metrics.merges.value == 1 && result.b.engine.metrics.conflicts.value == 0)
         await result.a.shutdown()
         await result.b.shutdown()
     }

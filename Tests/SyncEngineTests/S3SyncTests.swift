@@ -157,6 +157,10 @@ import Testing
         let store = try await server.store(prefix: prefix, container: "c")
         let journal = try await store.listAll(prefix: ContainerLayout.journalPrefix)
         #expect(journal.count == 20)
+        // The metrics count each record once, however many races its device lost first,
+        // and time each commit.
+        #expect(devices.map { $0.engine.metrics.commits.value }.reduce(0, +) == 20)
+        #expect(devices.allSatisfy { $0.engine.metrics.commitDurations.snapshot.cumulative.last == $0.engine.metrics.commits.value })
         for device in devices { await device.shutdown() }
     }
 }

@@ -1,0 +1,52 @@
+import FuseKit
+import Metrics
+import Synchronization
+
+/// Times every kernel request from arrival to reply, by operation (the metrics'
+/// `ubiqfs_fuse_request_duration_seconds`), and knows whether the mount still answers:
+/// requests waiting while nothing was replied for 30 s means a daemon that no longer
+/// serves (`/healthz`).
+public final class FuseRequestTimings: FuseRequestObserver {
+    private let stuckAfter: UInt64
+    private let histograms: [FuseOperationKind: Histogram]
+    private let inFlight = Atomic<Int>(0)
+    private let lastReply = Atomic<UInt64>(0)
+    private let errors = Counter()
+
+    /// `stuckAfter`: nanoseconds without a reply while requests wait (30 s).
+    public init(stuckAfter: UInt64 = 30_000_000_000) {
+        self.stuckAfter = stuckAfter
+        histograms = Dictionary(uniqueKeysWithValues: FuseOperationKind.allCases.map { ($0, Histogram()) })
+        lastReply.store(MonotonicClock.nanoseconds, ordering: .relaxed)
+    }
+
+    public func started(_ operation: FuseOperationKind) {
+        inFlight.add(1, ordering: .relaxed)
+    }
+
+    public func finished(_ operation: FuseOperationKind, nanoseconds: UInt64, error: Int32) {
+        histograms[operation]?.observe(nanoseconds: nanoseconds)
+        if error != 0 { errors.add() }
+        inFlight.subtract(1, ordering: .relaxed)
+        lastReply.store(MonotonicClock.nanoseconds, ordering: .relaxed)
+    }
+
+    /// Operations that were asked at least once, with their histograms.
+    public var byOperation: [(operation: String, histogram: Histogram)] {
+        histograms.filter { $0.value.snapshot.cumulative.last ?? 0 > 0 }
+            .map { ($0.key.rawValue, $0.value) }.sorted { $0.operation < $1.operation }
+    }
+
+    /// Replies with an error (ENOENT of a lookup included).
+    public var errorReplies: UInt64 { errors.value }
+
+    public var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
+
+    /// Why the mount does not answer, or nil when it does.
+    public var stuck: String? {
+        let waiting = inFlight.load(ordering: .relaxed)
+        let quiet = MonotonicClock.nanoseconds &- lastReply.load(ordering: .relaxed)
+        guard waiting > 0, quiet > stuckAfter else { return nil }
+        return "\(waiting) kernel requests wait and none was answered for \(quiet / 1_000_000_000) s"
+    }
+}
