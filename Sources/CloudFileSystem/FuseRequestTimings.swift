@@ -10,25 +10,29 @@ public final class FuseRequestTimings: FuseRequestObserver {
     private let stuckAfter: UInt64
     private let histograms: [FuseOperationKind: Histogram]
     private let inFlight = Atomic<Int>(0)
-    private let lastReply = Atomic<UInt64>(0)
+    /// The last reply, or the arrival of a request when none was waiting: the last sign of
+    /// progress, so a mount idle for an hour is not stuck at its next request.
+    private let lastProgress = Atomic<UInt64>(0)
     private let errors = Counter()
 
     /// `stuckAfter`: nanoseconds without a reply while requests wait (30 s).
     public init(stuckAfter: UInt64 = 30_000_000_000) {
         self.stuckAfter = stuckAfter
         histograms = Dictionary(uniqueKeysWithValues: FuseOperationKind.allCases.map { ($0, Histogram()) })
-        lastReply.store(MonotonicClock.nanoseconds, ordering: .relaxed)
+        lastProgress.store(MonotonicClock.nanoseconds, ordering: .relaxed)
     }
 
     public func started(_ operation: FuseOperationKind) {
-        inFlight.add(1, ordering: .relaxed)
+        if inFlight.add(1, ordering: .relaxed).newValue == 1 {
+            lastProgress.store(MonotonicClock.nanoseconds, ordering: .relaxed)
+        }
     }
 
     public func finished(_ operation: FuseOperationKind, nanoseconds: UInt64, error: Int32) {
         histograms[operation]?.observe(nanoseconds: nanoseconds)
         if error != 0 { errors.add() }
         inFlight.subtract(1, ordering: .relaxed)
-        lastReply.store(MonotonicClock.nanoseconds, ordering: .relaxed)
+        lastProgress.store(MonotonicClock.nanoseconds, ordering: .relaxed)
     }
 
     /// Operations that were asked at least once, with their histograms.
@@ -45,7 +49,9 @@ public final class FuseRequestTimings: FuseRequestObserver {
     /// Why the mount does not answer, or nil when it does.
     public var stuck: String? {
         let waiting = inFlight.load(ordering: .relaxed)
-        let quiet = MonotonicClock.nanoseconds &- lastReply.load(ordering: .relaxed)
+        let progress = lastProgress.load(ordering: .relaxed)
+        let now = MonotonicClock.nanoseconds
+        let quiet = now > progress ? now - progress : 0
         guard waiting > 0, quiet > stuckAfter else { return nil }
         return "\(waiting) kernel requests wait and none was answered for \(quiet / 1_000_000_000) s"
     }

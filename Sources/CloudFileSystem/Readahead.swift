@@ -69,12 +69,16 @@ final class Readahead: Sendable {
         state.withLock { state -> Batch in
             state.inFlight = max(0, state.inFlight - batch.bytes)
             guard fetched else {
-                // Asked again from there by the reader's next read, not now: the store may be down.
-                if let first = batch.blocks.first { state.through = min(state.through, partial.offsets[first]) }
+                // Asked again from there by the next read or the next batch that arrives (the
+                // store answers again), not now. Blocks behind the reader (a seek since) are
+                // the reader's business.
+                if let first = batch.blocks.first(where: { partial.offsets[$0] + partial.blocks[$0].length > state.next }) {
+                    state.through = min(state.through, partial.offsets[first])
+                }
                 return Batch()
             }
             guard state.through > 0 else { return Batch() }
-            return Self.batch(&state, from: state.through, in: partial)
+            return Self.batch(&state, from: max(state.through, state.next), in: partial)
         }
     }
 

@@ -1,4 +1,5 @@
 import GRDB
+import Inodes
 
 /// When each item's local changes started to wait for a commit (`item.dirtySince`, unix
 /// seconds, v23): set by a trigger when `dirty` goes from none to some, cleared when it
@@ -19,6 +20,13 @@ public enum PendingSince {
                     WHERE ino = NEW.ino;
             END;
             """)
+    }
+
+    /// A commit took the item's changes up to `timestamp` (nanoseconds since 1970) and more
+    /// came since: they have waited since then at most.
+    public static func restart(_ ino: Inode, at timestamp: Int64, _ db: Database) throws {
+        try db.execute(sql: "UPDATE item SET dirtySince = max(coalesce(dirtySince, 0), ?) WHERE ino = ? AND dirty != 0",
+                       arguments: [timestamp / 1_000_000_000, ino])
     }
 
     /// Unix seconds of the oldest change waiting for a commit (ignored items never wait),

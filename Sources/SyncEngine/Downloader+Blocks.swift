@@ -27,19 +27,22 @@ extension Downloader {
         try await fetch(partial, blocks, priority: .reader)
     }
 
-    /// Blocks a reader will probably want next, behind what readers wait for. Returns
-    /// whether they are all here; a failure is noted for the file (`noteFailure`) and is
-    /// the reader's to meet when it reads there.
+    /// Blocks a reader will probably want next, behind what readers wait for. Returns once
+    /// every one is in or failed, whether they all came; a failure is noted for the file
+    /// (`noteFailure`) and is the reader's to meet when it reads there.
     public func readAhead(_ partial: PartialContent, blocks: [Int]) async -> Bool {
-        do {
-            try await fetch(partial, blocks, priority: .readahead)
-            return true
-        } catch {
-            return false
+        let wanted = blocks.filter { !partial.isPresent($0) }
+        enqueue(partial, wanted, priority: .readahead)
+        var fetched = true
+        for index in wanted {
+            do { try await waitFor(BlockKey(generation: partial.generation, index: index), partial, priority: .readahead) } catch {
+                fetched = false
+            }
         }
+        return fetched
     }
 
-    private func waitFor(_ key: BlockKey, _ partial: PartialContent) async throws {
+    private func waitFor(_ key: BlockKey, _ partial: PartialContent, priority: Priority = .reader) async throws {
         let waiter = UUID()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -48,9 +51,9 @@ extension Downloader {
                 } else if partial.isPresent(key.index) {
                     continuation.resume()
                 } else if queued[key] == nil && running[key] == nil {
-                    // Failed between the enqueue and this wait: ask again.
+                    // Failed between the enqueue and this wait: ask again, as urgently.
                     blockWaiters[key, default: [:]][waiter] = continuation
-                    enqueue(partial, [key.index], priority: .reader)
+                    enqueue(partial, [key.index], priority: priority)
                 } else {
                     blockWaiters[key, default: [:]][waiter] = continuation
                 }

@@ -18,9 +18,7 @@ extension SyncEngine {
         // next key until there is none needs no listing: one request per poll when idle.
         while true {
             let seq = lastSeq + 1
-            let next = try await readRecord(seq)
-            journalHeadSeen = max(journalHeadSeen, next.isMissing ? lastSeq : seq)
-            switch next {
+            switch try await readRecord(seq) {
             case .missing:
                 // The next record, or records up to a checkpoint, compacted away?
                 if try await joinFromCheckpoint(.missing) { continue }
@@ -50,18 +48,23 @@ extension SyncEngine {
         /// The record (an empty one for a malformed record, skipped and said), and the
         /// SHA-256 of its bytes as stored, which the next record names.
         case stored(JournalRecord, hash: String)
+    }
 
-        var isMissing: Bool {
-            if case .missing = self { true } else { false }
+    /// The last record applied here, and how many the store holds after it: a listing of
+    /// the journal's keys past it (at most `behindLimit` counted), for the metrics. Throws
+    /// when the store does not answer.
+    public func journalPosition() async throws(SyncError) -> (applied: UInt64, behind: UInt64) {
+        let applied = lastSeq
+        let after = ContainerLayout.journalKey(applied)
+        let keys = try await calls.store("cannot list the journal") { store throws(StoreError) in
+            try await store.list(prefix: ContainerLayout.journalPrefix, startAfter: after, limit: Self.behindLimit)
         }
+        let behind = keys.count { ContainerLayout.sequence(ofKey: $0, prefix: ContainerLayout.journalPrefix).map { $0 > applied } ?? false }
+        return (applied, UInt64(behind))
     }
 
-    /// The last record applied here, and how many the store holds after it as far as the
-    /// last pull saw (0 once a pull reached the end; more while one cannot go on: a record
-    /// of a newer format, a store gone mid-way).
-    public func journalPosition() -> (applied: UInt64, behind: UInt64) {
-        (lastSeq, journalHeadSeen > lastSeq ? journalHeadSeen - lastSeq : 0)
-    }
+    /// How far the lag is counted: beyond, a device is far behind whatever the number.
+    static let behindLimit = 1000
 
     private func readRecord(_ seq: UInt64) async throws(SyncError) -> NextRecord {
         let key = ContainerLayout.journalKey(seq)
@@ -82,7 +85,6 @@ extension SyncEngine {
             try RecordValidator.validate(decoded, formats: configuration.readableFormats)
             record = decoded
         } catch let error where error.code == .unsupportedFormat {
-            journalHeadSeen = max(journalHeadSeen, seq)
             throw SyncError(code: .container, message: "journal record \(seq): \(error.message)")
         } catch {
             // An unreadable record is skipped (and said), so it cannot stop the container.

@@ -282,6 +282,8 @@ extension SyncEngine {
                     }
                 }
                 try row.update(db)
+                // What still waits was changed after the plan was read: not as old as before.
+                if !row.dirtyFlags.isEmpty { try PendingSince.restart(row.inode, at: time, db) }
             }
             // Only what the record carries: a record cut to fit leaves the rest waiting.
             let carried = Set(plan.entries.map(\.itemID))

@@ -22,9 +22,6 @@ public actor SyncEngine {
     /// Told each conflict message as it is recorded (`status` keeps the last 50).
     public nonisolated let conflictListener = ConflictListener()
     public nonisolated let metrics = EngineMetrics()
-    /// The highest journal record the pull found in the store (it reads records in order
-    /// until one is missing): what `journalPosition` measures the lag against.
-    var journalHeadSeen: UInt64 = 0
     /// Change events for the watch API, from this engine and from the filesystem.
     public nonisolated let feed: ChangeFeed
     /// Downloads of placeholders (the engine prefetches pinned items through it).

@@ -38,10 +38,11 @@ final class Daemon {
         signal(SIGPIPE, SIG_IGN)
         do {
             let mount = try prepare(logger: logger)
+            // Mounted: `/healthz` answers for it from the moment `ubiqfs mount` returns.
+            mount.health.setServing(true)
             report("ok")
             ServiceManager.notify("READY=1\nSTATUS=mounted \(options.resolvedMountpoint)")
             logger.info("mounted \(options.resolvedMountpoint) (store \(options.resolvedStore), container \(options.resolvedContainer))")
-            mount.health.setServing(true)
             do {
                 try mount.session.run(maxThreads: 16)
             } catch {
@@ -195,7 +196,7 @@ final class Daemon {
         let metrics = try options.metrics.map { text throws -> MetricsServer in
             let exporter = MetricsExporter(
                 mountpoint: mountpoint, sync: sync, core: core, metadata: stack.metadata, cacheDirectory: stack.cache.directory,
-                budget: budget, store: measured, timings: timings, health: health)
+                budget: budget, store: measured, timings: timings, health: health, logger: logger)
             do {
                 return try MetricsServer(MetricsAddress(parsing: text)) { await exporter.respond($0) }
             } catch let error as MetricsServer.Failure {

@@ -2,6 +2,7 @@ import CloudFileSystem
 import ContainerStore
 import Foundation
 import Glibc
+import Logging
 import MetadataStore
 import Metrics
 import MetricsHTTP
@@ -9,7 +10,8 @@ import SyncEngine
 
 /// A mount's metrics in the Prometheus text format (`--metrics`), every series labelled
 /// with the mountpoint: what the parts count as they work (store, kernel requests,
-/// commits, cache) and what the engine's status says at the scrape.
+/// commits, cache) and what the engine's status says at the scrape. A figure that cannot
+/// be read now is left out (and logged), never shown as a zero an alert would misread.
 struct MetricsExporter: Sendable {
     let mountpoint: String
     let sync: SyncEngine
@@ -20,6 +22,7 @@ struct MetricsExporter: Sendable {
     let store: MeasuredStore
     let timings: FuseRequestTimings
     let health: MountHealth
+    let logger: Logger
 
     func respond(_ path: String) async -> MetricsServer.Response {
         switch path {
@@ -57,14 +60,18 @@ struct MetricsExporter: Sendable {
 
     private func syncMetrics(_ out: inout MetricsText) async {
         let status = await sync.status()
-        let position = await sync.journalPosition()
-        let counts = try? await metadata.read { db in (try PendingSince.oldest(db), try ItemRow.liveCount(db)) }
         let metrics = sync.metrics
         out.gauge("ubiqfs_pending_changes", "Items with local changes not yet committed.", Double(max(0, status.pendingItems)))
         out.gauge("ubiqfs_pending_uploads", "Files whose content waits to be uploaded.", Double(status.pendingFiles ?? 0))
         out.gauge("ubiqfs_pending_upload_bytes", "Bytes of the files whose content waits to be uploaded.", Double(status.pendingBytes ?? 0))
-        let oldest = counts?.0.map { max(0, Date().timeIntervalSince1970 - Double($0)) } ?? 0
-        out.gauge("ubiqfs_oldest_pending_change_age_seconds", "How long the oldest local change has waited for a commit (0: none waits).", oldest)
+        do {
+            let (oldest, items) = try await metadata.read { db in (try PendingSince.oldest(db), try ItemRow.liveCount(db)) }
+            let age = oldest.map { max(0, Date().timeIntervalSince1970 - Double($0)) } ?? 0
+            out.gauge("ubiqfs_oldest_pending_change_age_seconds", "How long the oldest local change has waited for a commit (0: none waits).", age)
+            out.gauge("ubiqfs_items", "Items known (files, folders, links), the root included.", Double(items))
+        } catch {
+            logger.error("metrics: cannot read the state database: \(error)")
+        }
         out.gauge("ubiqfs_held_changes", "Other devices' changes waiting for a file open here (or to merge with an edit here).", Double(status.held?.count ?? 0))
         out.family("ubiqfs_transfers_in_flight", .gauge, "Content transfers running now, by direction.")
         out.sample("ubiqfs_transfers_in_flight", [("direction", "up")], Double(status.uploads?.running ?? 0))
@@ -74,10 +81,17 @@ struct MetricsExporter: Sendable {
         out.counter("ubiqfs_commits_total", "Journal records committed by this device.", metrics.commits.value)
         out.counter("ubiqfs_commit_races_total", "Commits that lost their journal position to another device (rebased and tried again).", metrics.commitRaces.value)
         out.histogram("ubiqfs_commit_duration_seconds", "A commit from planning to its record in the store, uploads included.", metrics.commitDurations)
-        out.gauge("ubiqfs_items", "Items known (files, folders, links), the root included.", Double(counts?.1 ?? 0))
-        out.gauge("ubiqfs_journal_position", "The last journal record applied here.", Double(position.applied))
-        out.gauge("ubiqfs_journal_behind_records", "Journal records the store holds after it, as the last pull saw.", Double(position.behind))
-        out.gauge("ubiqfs_last_sync_timestamp_seconds", "When the last sync round (pull and push) succeeded, in unix seconds (0: none yet).", status.lastSync ?? 0)
+        out.gauge("ubiqfs_journal_position", "The last journal record applied here.", Double(status.lastSeq))
+        do {
+            let position = try await sync.journalPosition()
+            out.gauge("ubiqfs_journal_behind_records", "Journal records the store holds after the last one applied here (counted up to 1000).", Double(position.behind))
+        } catch {
+            logger.debug("metrics: no journal lag while the store does not answer: \(error)")
+        }
+        // None before the first sync: a daemon that just started is not an hour behind.
+        if let lastSync = status.lastSync {
+            out.gauge("ubiqfs_last_sync_timestamp_seconds", "When the last sync round (pull and push) succeeded, in unix seconds.", lastSync)
+        }
         out.counter("ubiqfs_collection_runs_total", "Collections this device ran.", metrics.collections.value)
         out.counter("ubiqfs_collection_deleted_objects_total", "Objects collections deleted from the store.", metrics.collectedObjects.value)
         out.counter("ubiqfs_collection_deleted_bytes_total", "Bytes collections freed in the store.", metrics.collectedBytes.value)
@@ -96,8 +110,11 @@ struct MetricsExporter: Sendable {
         out.gauge("ubiqfs_cache_bytes", "Bytes of content on this device.", Double(usage))
         out.gauge("ubiqfs_cache_budget_bytes", "The cache budget now (--cache-size, lowered to keep the disk's reserve free).", Double(budget.effectiveLimit(usage: usage)))
         var disk = statvfs()
-        let free = statvfs(cacheDirectory, &disk) == 0 ? Double(disk.f_bavail) * Double(disk.f_frsize) : 0
-        out.gauge("ubiqfs_cache_disk_free_bytes", "Free bytes on the disk of the cache.", free)
+        if statvfs(cacheDirectory, &disk) == 0 {
+            out.gauge("ubiqfs_cache_disk_free_bytes", "Free bytes on the disk of the cache.", Double(disk.f_bavail) * Double(disk.f_frsize))
+        } else {
+            logger.error("metrics: cannot measure the cache disk \(cacheDirectory): \(String(cString: strerror(errno)))")
+        }
         out.counter("ubiqfs_cache_evictions_total", "Files whose content the cache budget evicted.", budget.evictions.value)
     }
 }

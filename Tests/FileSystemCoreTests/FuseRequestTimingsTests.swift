@@ -13,15 +13,21 @@ import Testing
         #expect(timings.byOperation.map(\.operation) == ["lookup", "read"])
         #expect(timings.byOperation.first { $0.operation == "read" }?.histogram.snapshot.sum == 0.00012)
         #expect(timings.errorReplies == 1)
-        // Nothing waits: never stuck, however quiet.
+        // Nothing waits: never stuck, however quiet; and the first request after a quiet
+        // spell is not stuck for the quiet before it.
         usleep(80_000)
         #expect(timings.stuck == nil)
-        // A request waits and nothing was answered for longer than the limit.
         timings.started(.fsync)
-        #expect(timings.stuck?.contains("1 kernel requests wait") == true)
-        // A reply (any) ends it.
-        timings.finished(.fsync, nanoseconds: 90_000_000, error: 0)
         #expect(timings.stuck == nil)
+        // It waits, and nothing is answered for longer than the limit; another request
+        // arriving meanwhile is no progress.
+        usleep(80_000)
+        timings.started(.getattr)
+        #expect(timings.stuck?.contains("2 kernel requests wait") == true)
+        // A reply (any) is.
+        timings.finished(.getattr, nanoseconds: 80_000_000, error: 0)
+        #expect(timings.stuck == nil)
+        timings.finished(.fsync, nanoseconds: 160_000_000, error: 0)
         #expect(timings.requestsInFlight == 0)
     }
 }

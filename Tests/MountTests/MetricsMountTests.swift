@@ -89,6 +89,14 @@ import Testing
             eq "$(m \(pb) \(b) ubiqfs_journal_behind_records)" 0.0 "ubiqfs_journal_behind_records"
             ge "$(m \(pb) \(b) ubiqfs_items)" 2 "items"
             gt "$(m \(pb) \(b) ubiqfs_last_sync_timestamp_seconds)" "$(plus "$(date +%s)" -60)" "last sync"
+            # A device that does not pull while the other commits three records is three behind.
+            \(bin) pause \(b)
+            for n in 1 2 3; do echo $n > \(a)/lag-$n.txt; \(bin) sync --wait \(a); done
+            eq "$(m \(pb) \(b) ubiqfs_journal_behind_records)" 3 "records behind"
+            \(bin) resume \(b)
+            \(bin) sync --wait \(b)
+            eq "$(m \(pb) \(b) ubiqfs_journal_behind_records)" 0 "records behind"
+            eq "$(m \(pb) \(b) ubiqfs_journal_position)" "$(m \(pa) \(a) ubiqfs_journal_position)" "journal position"
             # A change that waits: counted, and its age grows until it is committed.
             \(bin) pause \(a)
             echo waiting > \(a)/waiting.txt
@@ -135,7 +143,7 @@ import Testing
             curl -fsS http://127.0.0.1:\(pa)/metrics > served.txt
             for file in \(Self.repository)/Packaging/grafana/ubiqfs-dashboard.json \(Self.repository)/Packaging/prometheus/ubiqfs-alerts.yml \(Self.repository)/docs/INSTALL.md; do
                 for name in $(grep -o 'ubiqfs_[a-z][a-z0-9_]*' "$file" | sed -E 's/_(bucket|sum|count)$//' | sort -u); do
-                    grep -q "^$name[{ _]" served.txt || { echo "$file names $name, which is not served" >&2; exit 1; }
+                    grep -Eq "^$name(_bucket|_sum|_count)?[{ ]" served.txt || { echo "$file names $name, which is not served" >&2; exit 1; }
                 done
             done
             """)
