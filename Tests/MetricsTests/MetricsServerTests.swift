@@ -22,19 +22,29 @@ import Testing
         }
         defer { server.stop() }
         let base = "http://127.0.0.1:\(server.boundPort)"
-        #expect(try curl(["-s", "-i", base + "/metrics?x=1"]).contains("HTTP/1.1 200 OK"))
-        #expect(try curl(["-s", base + "/metrics"]) == "a 1\n")
-        #expect(try curl(["-s", base + "/healthz"]) == "down: /healthz\n")
-        #expect(try curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", base + "/healthz"]) == "503")
-        #expect(try curl(["-s", "-I", base + "/metrics"]).contains("content-length: 4"))
-        #expect(try curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", base + "/metrics"]) == "405")
+        #expect(try await curl(["-s", "-i", base + "/metrics?x=1"]).contains("HTTP/1.1 200 OK"))
+        #expect(try await curl(["-s", base + "/metrics"]) == "a 1\n")
+        #expect(try await curl(["-s", base + "/healthz"]) == "down: /healthz\n")
+        #expect(try await curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", base + "/healthz"]) == "503")
+        #expect(try await curl(["-s", "-I", base + "/metrics"]).contains("content-length: 4"))
+        #expect(try await curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", base + "/metrics"]) == "405")
         // A second server on the same port is refused with the address in the message.
         #expect { try MetricsServer(try MetricsAddress(parsing: "127.0.0.1:\(server.boundPort)")) { _ in .init(status: 200, body: "") } } throws: { error in
             "\(error)".contains("cannot serve metrics on 127.0.0.1:\(server.boundPort)")
         }
     }
 
-    private func curl(_ arguments: [String]) throws -> String {
+    /// curl on a thread of its own: waiting for it on the cooperative pool would hold a
+    /// thread the server's answer needs (two, on a 2-core machine).
+    private func curl(_ arguments: [String]) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                do { continuation.resume(returning: try Self.runCurl(arguments)) } catch { continuation.resume(throwing: error) }
+            }.start()
+        }
+    }
+
+    private static func runCurl(_ arguments: [String]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         process.arguments = ["--max-time", "10"] + arguments
