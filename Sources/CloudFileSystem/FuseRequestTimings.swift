@@ -41,7 +41,7 @@ public final class FuseRequestTimings: FuseRequestObserver {
             .map { ($0.key.rawValue, $0.value) }.sorted { $0.operation < $1.operation }
     }
 
-    /// Replies with an error (ENOENT of a lookup included).
+    /// Replies with an error (`ubiqfs_fuse_request_errors_total`).
     public var errorReplies: UInt64 { errors.value }
 
     public var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }

@@ -103,6 +103,7 @@ struct MetricsExporter: Sendable {
         for (operation, histogram) in timings.byOperation {
             out.histogramSamples("ubiqfs_fuse_request_duration_seconds", [("operation", operation)], histogram)
         }
+        out.counter("ubiqfs_fuse_request_errors_total", "Kernel requests answered with an error (ENOENT, ENODATA of a missing extended attribute and the like included).", timings.errorReplies)
     }
 
     private func cacheMetrics(_ out: inout MetricsText) {

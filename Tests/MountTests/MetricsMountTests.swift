@@ -75,6 +75,9 @@ import Testing
             gt "$(m \(pa) \(a) ubiqfs_commits_total)" "$commits" "commits"
             gt "$(m \(pa) \(a) ubiqfs_commit_duration_seconds_count)" 0 "commit durations"
             gt "$(m \(pa) \(a) ubiqfs_fuse_request_duration_seconds_count,operation=write)" 0 "write timings"
+            errors=$(m \(pa) \(a) ubiqfs_fuse_request_errors_total)
+            fails getfattr -n user.no-such-attribute \(a)/big.bin 2>/dev/null
+            gt "$(m \(pa) \(a) ubiqfs_fuse_request_errors_total)" "$errors" "error replies"
             gt "$(m \(pa) \(a) ubiqfs_store_request_duration_seconds_count,operation=put_if_absent)" 0 "record puts"
             eq "$(m \(pa) \(a) ubiqfs_pending_changes)" 0.0 "ubiqfs_pending_changes"
             eq "$(m \(pa) \(a) ubiqfs_oldest_pending_change_age_seconds)" 0.0 "ubiqfs_oldest_pending_change_age_seconds"
