@@ -36,7 +36,11 @@ import Thumbnails
         let scratch = try Scratch("cancel")
         let thumbnailers = try Self.thumbnailers(scratch, script: "echo $$ > \(scratch.path)/pid; sleep 30; touch \(scratch.path)/finished")
         let task = Task { try await thumbnailers.make(source: "/dev/null", name: Self.name, sizes: [256], timeout: .seconds(600)) }
-        while !scratch.exists("pid") { try await Task.sleep(for: .milliseconds(20)) }
+        // The whole line: the shell creates the file before it writes the number (under
+        // load, a read in between found it empty).
+        while (try? String(contentsOfFile: scratch.path + "/pid", encoding: .utf8))?.hasSuffix("\n") != true {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         task.cancel()
         await #expect(throws: ThumbnailError.self) { try await task.value }
         #expect(!scratch.exists("finished"), "killed before its script ended")
