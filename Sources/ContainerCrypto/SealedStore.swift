@@ -38,6 +38,12 @@ public struct SealedStore: ContainerStore {
         return Array(plain[Int(range.lowerBound) ..< Int(range.upperBound)])
     }
 
+    /// Packs pass through as they arrive; a sealed object is opened whole first.
+    public func stream(_ key: String, range: Range<Int64>, receive: ([UInt8]) async throws(StoreError) -> Void) async throws(StoreError) {
+        if Self.passes(key) { return try await base.stream(key, range: range, receive: receive) }
+        try await receive(try await get(key, range: range))
+    }
+
     public func put(_ key: String, _ bytes: [UInt8]) async throws(StoreError) {
         try await base.put(key, try await sealed(key, bytes))
     }

@@ -10,6 +10,12 @@ public protocol ContainerStore: Sendable {
     /// The object's bytes, or the given byte range of them. Throws `.notFound` if absent.
     func get(_ key: String, range: Range<Int64>?) async throws(StoreError) -> [UInt8]
 
+    /// `get` of a range, its bytes handed to `receive` in order as they arrive (pieces of
+    /// any size, the range's bytes in all, fewer if the object ends sooner), so a caller
+    /// uses the start of a long read before the end is here. For objects that never change
+    /// (packs and blobs): a store may resume a broken transfer where it stopped.
+    func stream(_ key: String, range: Range<Int64>, receive: ([UInt8]) async throws(StoreError) -> Void) async throws(StoreError)
+
     /// Creates or replaces an object atomically: readers see the old or the new bytes, never a mix.
     func put(_ key: String, _ bytes: [UInt8]) async throws(StoreError)
 
@@ -47,6 +53,11 @@ extension ContainerStore {
     }
 
     public func verify() async throws(StoreError) {}
+
+    /// In one piece: for stores whose `get` answers at once (a local folder, memory).
+    public func stream(_ key: String, range: Range<Int64>, receive: ([UInt8]) async throws(StoreError) -> Void) async throws(StoreError) {
+        try await receive(try await get(key, range: range))
+    }
 
     public var congestion: StoreCongestion? { nil }
 

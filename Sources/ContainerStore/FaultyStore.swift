@@ -73,6 +73,15 @@ public final class FaultyStore: ContainerStore {
         return bytes
     }
 
+    /// Each piece is passed on at the allowed rate.
+    public func stream(_ key: String, range: Range<Int64>, receive: ([UInt8]) async throws(StoreError) -> Void) async throws(StoreError) {
+        try await inject(key)
+        try await base.stream(key, range: range) { piece throws(StoreError) in
+            try await throttle(key, bytes: piece.count)
+            try await receive(piece)
+        }
+    }
+
     public func put(_ key: String, _ bytes: [UInt8]) async throws(StoreError) {
         try await inject(key, bytes: bytes.count)
         try await base.put(key, bytes)

@@ -44,6 +44,17 @@ public final class MeasuredStore: ContainerStore {
         return bytes
     }
 
+    /// Timed until the last piece is taken (a slow taker counts).
+    public func stream(_ key: String, range: Range<Int64>, receive: ([UInt8]) async throws(StoreError) -> Void) async throws(StoreError) {
+        try await measured(.get) { () throws(StoreError) in
+            try await base.stream(key, range: range) { piece throws(StoreError) in
+                bytesDown.add(UInt64(piece.count))
+                try await receive(piece)
+            }
+        }
+        objectsDown.add()
+    }
+
     public func put(_ key: String, _ bytes: [UInt8]) async throws(StoreError) {
         try await measured(.put) { () throws(StoreError) in try await base.put(key, bytes) }
         bytesUp.add(UInt64(bytes.count))

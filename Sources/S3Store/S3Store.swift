@@ -15,8 +15,8 @@ public struct S3Store: ContainerStore {
     public let settings: S3Settings
     public let container: String
     private let signer: SigV4Signer
-    private let client: HTTPClient
-    private let retry: S3RetryPolicy
+    let client: HTTPClient
+    let retry: S3RetryPolicy
     /// Throttling replies (`SlowDown`, 429, 503), for the transfer scheduler.
     public let congestion: StoreCongestion? = StoreCongestion()
 
@@ -171,13 +171,24 @@ public struct S3Store: ContainerStore {
         /// The S3 error code of an error reply (`NoSuchBucket`, `SlowDown`...).
         var code: String?
         var message: String?
+
+        /// An error reply's code and message are read from its XML document.
+        init(status: UInt, body: [UInt8]) {
+            self.status = status
+            self.body = body
+            if status >= 300 {
+                let document = String(decoding: body, as: UTF8.self)
+                code = S3XML.value(of: "Code", in: document)
+                message = S3XML.value(of: "Message", in: document)
+            }
+        }
     }
 
     private var bucketPath: String {
         settings.pathStyle ? "/" + settings.location.bucket : "/"
     }
 
-    private func objectPath(_ key: String) -> String {
+    func objectPath(_ key: String) -> String {
         (settings.pathStyle ? "/" + settings.location.bucket : "") + "/" + SigV4Signer.encode(basePrefix + key, slash: false)
     }
 
@@ -224,16 +235,7 @@ public struct S3Store: ContainerStore {
         _ method: String, _ path: String, query: [(String, String)], headers: [(String, String)], body: [UInt8]?,
         largest: (key: String, bytes: Int)?
     ) async throws -> Response {
-        let hostHeader = settings.host + (settings.port.map { ":\($0)" } ?? "")
-        let payloadHash = body.map(SigV4Signer.payloadHash) ?? SigV4Signer.emptyPayloadHash
-        let signed = signer.sign(method: method, host: hostHeader, path: path, query: query, headers: headers, payloadHash: payloadHash, date: Date())
-        let queryString = query.map { "\(SigV4Signer.encode($0.0, slash: true))=\(SigV4Signer.encode($0.1, slash: true))" }.joined(separator: "&")
-        var request = HTTPClientRequest(url: "\(settings.scheme)://\(hostHeader)\(path)" + (queryString.isEmpty ? "" : "?" + queryString))
-        request.method = HTTPMethod(rawValue: method)
-        for (name, value) in headers + signed { request.headers.add(name: name, value: value) }
-        if let body {
-            request.body = .bytes(ByteBuffer(bytes: body))
-        }
+        let request = request(method, path, query: query, headers: headers, body: body)
         let response = try await client.execute(request, timeout: retry.requestTimeout)
         var limit = Self.maxObjectSize
         if let largest, response.status.code < 300 {
@@ -246,17 +248,28 @@ public struct S3Store: ContainerStore {
             throw Self.tooLarge(largest?.key ?? path, nil, limit)
         }
         let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
-        var result = Response(status: response.status.code, body: bytes)
-        if response.status.code >= 300 {
-            let document = String(decoding: bytes, as: UTF8.self)
-            result.code = S3XML.value(of: "Code", in: document)
-            result.message = S3XML.value(of: "Message", in: document)
+        return Response(status: response.status.code, body: bytes)
+    }
+
+    /// A signed request, ready to send.
+    func request(
+        _ method: String, _ path: String, query: [(String, String)] = [], headers: [(String, String)] = [], body: [UInt8]? = nil
+    ) -> HTTPClientRequest {
+        let hostHeader = settings.host + (settings.port.map { ":\($0)" } ?? "")
+        let payloadHash = body.map(SigV4Signer.payloadHash) ?? SigV4Signer.emptyPayloadHash
+        let signed = signer.sign(method: method, host: hostHeader, path: path, query: query, headers: headers, payloadHash: payloadHash, date: Date())
+        let queryString = query.map { "\(SigV4Signer.encode($0.0, slash: true))=\(SigV4Signer.encode($0.1, slash: true))" }.joined(separator: "&")
+        var request = HTTPClientRequest(url: "\(settings.scheme)://\(hostHeader)\(path)" + (queryString.isEmpty ? "" : "?" + queryString))
+        request.method = HTTPMethod(rawValue: method)
+        for (name, value) in headers + signed { request.headers.add(name: name, value: value) }
+        if let body {
+            request.body = .bytes(ByteBuffer(bytes: body))
         }
-        return result
+        return request
     }
 
     /// A clear error for a reply that is not what the request wanted.
-    private func failure(_ response: Response, _ what: String) -> StoreError {
+    func failure(_ response: Response, _ what: String) -> StoreError {
         let bucket = settings.location.bucket
         let detail = response.message.map { ": \($0)" } ?? ""
         switch (response.status, response.code) {

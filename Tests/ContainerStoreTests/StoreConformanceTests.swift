@@ -42,6 +42,26 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
         await #expect(throws: StoreError.self) { _ = try await store.get("blocks/nope") }
     }
 
+    /// A streamed range is the ranged `get`'s bytes, in order; a range past the end gives
+    /// what is there; an absent object is not found.
+    @Test(arguments: StoreKind.allCases)
+    func streamedRangesAreTheRangesBytes(kind: StoreKind) async throws {
+        let store = try await kind.make()
+        var random = SplitMix64(seed: 41)
+        let object = (0..<(3 << 20) + 12345).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+        try await store.put("packs/p1", object)
+        for range: Range<Int64> in [0 ..< Int64(object.count), 1000 ..< 2_000_000, 3 << 20 ..< 4 << 20, 17 ..< 18] {
+            var received: [UInt8] = []
+            try await store.stream("packs/p1", range: range) { piece in received += piece }
+            let end = min(Int(range.upperBound), object.count)
+            #expect(received == Array(object[Int(range.lowerBound) ..< end]), "range \(range)")
+        }
+        var pastTheEnd: [UInt8] = []
+        try await store.stream("packs/p1", range: Int64(object.count) + 10 ..< Int64(object.count) + 20) { pastTheEnd += $0 }
+        #expect(pastTheEnd.isEmpty)
+        await #expect(throws: StoreError.self) { try await store.stream("packs/nope", range: 0 ..< 10) { _ in } }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func putIfAbsentHasOneWinner(kind: StoreKind) async throws {
         let store = try await kind.make()

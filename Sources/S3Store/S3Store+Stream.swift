@@ -1,0 +1,85 @@
+import AsyncHTTPClient
+import ContainerStore
+import NIOCore
+
+/// Ranged reads handed on as they arrive: a sequential reader of a large file uses the
+/// first chunks of a long `GET` while the rest is on the way. Packs never change, so a
+/// transfer broken midway is asked again from where it stopped: a dropped connection costs
+/// what had not arrived, not the whole range.
+extension S3Store {
+    public func stream(_ key: String, range: Range<Int64>, receive: ([UInt8]) async throws(StoreError) -> Void) async throws(StoreError) {
+        guard range.lowerBound >= 0 else { throw StoreError(code: .invalidKey, message: "negative range for \(key)") }
+        var next = range.lowerBound
+        // Failures in a row, without a byte between them.
+        var failures = 0
+        while next < range.upperBound {
+            let before = next
+            let outcome: Result<Bool, any Error>
+            do {
+                outcome = .success(try await streamOnce(key, next ..< range.upperBound, &next, receive))
+            } catch {
+                outcome = .failure(error)
+            }
+            if next > before { failures = 0 }
+            switch outcome {
+            case .success(let more) where !more:
+                return
+            case .success:
+                break
+            case .failure(let error):
+                if let error = error as? StoreError { throw error }
+                if Task.isCancelled { throw StoreError(code: .unreachable, message: "cancelled while reading \(key)", cause: error) }
+                if S3RetryPolicy.isTLSFailure(error) {
+                    throw StoreError(code: .configuration, message: "cannot read \(key): TLS with \(settings.endpointDescription) failed (certificate not trusted?)", cause: error)
+                }
+                failures += 1
+                guard failures < retry.maxAttempts else {
+                    throw StoreError(code: .unreachable, message: "cannot read \(key): \(settings.endpointDescription) cannot be reached", cause: error)
+                }
+                try await retry.pause(failures)
+            }
+        }
+    }
+
+    /// One `GET` of `rest`, its bytes passed on as they come and `next` moved past them.
+    /// True if it should be asked again from `next` (a transient reply, or the body ended
+    /// early); false when the range or the object is read to its end.
+    private func streamOnce(
+        _ key: String, _ rest: Range<Int64>, _ next: inout Int64, _ receive: ([UInt8]) async throws(StoreError) -> Void
+    ) async throws -> Bool {
+        let request = request("GET", objectPath(key), headers: [("range", "bytes=\(rest.lowerBound)-\(rest.upperBound - 1)")])
+        let response = try await client.execute(request, timeout: retry.requestTimeout)
+        // A service that ignores `Range` sends the object from its start (200).
+        var position: Int64
+        switch response.status.code {
+        case 206: position = rest.lowerBound
+        case 200: position = 0
+        case 416: return false // The range starts at or after the end: nothing more there.
+        default:
+            let reply = Response(status: response.status.code, body: Array(buffer: try await response.body.collect(upTo: 1 << 20)))
+            if S3RetryPolicy.isTransient(reply.status, reply.code) {
+                if S3RetryPolicy.isThrottling(reply.status, reply.code) { congestion?.noteThrottled() }
+                throw TransientReply(status: reply.status, code: reply.code)
+            }
+            if reply.status == 404 && reply.code != "NoSuchBucket" { throw StoreError(code: .notFound, message: "no object \(key)") }
+            throw failure(reply, "cannot read \(key)")
+        }
+        for try await buffer in response.body {
+            let start = max(position, next), end = min(position + Int64(buffer.readableBytes), rest.upperBound)
+            if end > start {
+                let piece = buffer.getBytes(at: buffer.readerIndex + Int(start - position), length: Int(end - start)) ?? []
+                try await receive(piece)
+                next = end
+            }
+            position += Int64(buffer.readableBytes)
+            if next == rest.upperBound { return false }
+        }
+        return position > next
+    }
+
+    /// A reply to retry (5xx, throttling), thrown so the loop counts it as a failure.
+    struct TransientReply: Error {
+        var status: UInt
+        var code: String?
+    }
+}
