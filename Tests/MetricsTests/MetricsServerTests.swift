@@ -47,7 +47,9 @@ import Testing
     private static func runCurl(_ arguments: [String]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["--max-time", "10"] + arguments
+        // A bound for a server that never answers, not a timing: under the suite's load the
+        // first answer once took more than 10 s.
+        process.arguments = ["--max-time", "60"] + arguments
         let output = Pipe()
         process.standardOutput = output
         try process.run()

@@ -69,6 +69,8 @@ public final class SeaweedServer: @unchecked Sendable {
         for _ in 0..<5 {
             // Same ports after a restart, so clients keep their endpoint.
             let base = s3Port == 0 ? Int.random(in: 200...280) * 100 : s3Port - 3
+            // A port another server answers on would pass for this one's (its keys refused).
+            if s3Port == 0 && Self.answers(port: base + 3) { continue }
             let process = Process()
             // Through python3 to start with an empty signal mask: the test runner's threads
             // block signals, and a watchdog inheriting that would never see its SIGTERM.
