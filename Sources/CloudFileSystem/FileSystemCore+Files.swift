@@ -299,16 +299,15 @@ extension FileSystemCore {
         return try await offloaded { () throws(FileSystemError) in try self.readNow(file, size: size, offset: offset) }
     }
 
-    /// Fetches a batch ahead of a reader, then the next ones as each arrives, while the
-    /// readahead's window has room.
-    private func readAhead(_ first: Readahead.Batch, _ readahead: Readahead, _ partial: PartialContent) {
-        guard !first.isEmpty else { return }
+    /// Fetches a batch ahead of a reader, and the next ones as its blocks arrive, while the
+    /// readahead's window has room: each block that arrives makes room for as many bytes.
+    private func readAhead(_ batch: Readahead.Batch, _ readahead: Readahead, _ partial: PartialContent) {
+        guard !batch.isEmpty else { return }
         let downloads = self.downloads
         Task {
-            var batch = first
-            while !batch.isEmpty {
-                let fetched = await downloads.readAhead(partial, blocks: batch.blocks)
-                batch = readahead.arrived(batch, fetched: fetched, in: partial)
+            await downloads.readAhead(partial, blocks: batch.blocks) { index, fetched in
+                let block = Readahead.Batch(blocks: [index], bytes: partial.blocks[index].length)
+                self.readAhead(readahead.arrived(block, fetched: fetched, in: partial), readahead, partial)
             }
         }
     }

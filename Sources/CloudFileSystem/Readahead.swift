@@ -10,11 +10,12 @@ import SyncEngine
 ///
 /// The window bounds the bytes in flight (asked, not here yet), and `reachFactor` windows
 /// bound how far ahead of the reader blocks are asked for. Batches are asked as a read
-/// comes and as earlier batches arrive (`arrived`), each once less than three quarters of
-/// the window is in flight, so neighbouring chunks of a pack share a ranged `GET`. Over a
-/// far store, parallel requests share the link and finish together; were the reader's
-/// position the only trigger, the next requests would leave only once the first block of
-/// the window was in, and the link would idle a round trip per window.
+/// comes and as the blocks of earlier ones arrive (`arrived`, block by block), each once
+/// less than three quarters of the window is in flight, so neighbouring chunks of a pack
+/// share a ranged `GET`. Over a far store, parallel requests share the link and finish
+/// together; were the reader's position the only trigger, the next requests would leave
+/// only once the first block of the window was in, and the link would idle a round trip
+/// per window.
 final class Readahead: Sendable {
     static let maxWindow: Int64 = 32 << 20
     static let firstWindow: Int64 = 4 << 20
@@ -63,8 +64,9 @@ final class Readahead: Sendable {
         }
     }
 
-    /// A batch is in, or failed: then it only stops being in flight, and the reader's next
-    /// read asks for it again. Returns the next batch to ask for, if the window has room.
+    /// A batch, or one block of it, is in or failed: then it only stops being in flight,
+    /// and the reader's next read asks for it again. Returns the next batch to ask for, if
+    /// the window has room.
     func arrived(_ batch: Batch, fetched: Bool, in partial: PartialContent) -> Batch {
         state.withLock { state -> Batch in
             state.inFlight = max(0, state.inFlight - batch.bytes)

@@ -47,32 +47,51 @@ struct BlockFetcher: Sendable {
         }
     }
 
-    /// Fetches neighbouring blobs of one pack with a single ranged `GET` (a folder read
-    /// ahead: small files packed side by side), each checked and written as `fetch` does.
-    /// One result per blob: a blob that does not match its hash fails alone.
+    /// A blob of a run of neighbours, and where its bytes go.
+    typealias Neighbour = (block: BlockReference, fd: Int32, offset: Int64, what: String)
+
+    /// Fetches neighbouring blobs of one pack with a single ranged `GET` (a large file's
+    /// chunks in order, small files packed side by side), each checked and written as soon
+    /// as its bytes are in and `arrived` told (its failure, or nil): a reader of the first
+    /// goes on while the rest is on the way. A blob that does not match its hash fails
+    /// alone; a failed transfer throws, and the blobs not yet told are the caller's.
     func fetchNeighbours(
-        _ blobs: [(block: BlockReference, fd: Int32, offset: Int64, what: String)], urgent: Bool = false
-    ) async throws(SyncError) -> [SyncError?] {
+        _ blobs: [Neighbour], urgent: Bool = false, arrived: @escaping @Sendable (Int, SyncError?) async -> Void
+    ) async throws(SyncError) {
         let places = blobs.map { ContainerLayout.location(of: $0.block) }
         guard let key = places.first?.key, let start = places.compactMap({ $0.range?.lowerBound }).min(),
               let end = places.compactMap({ $0.range?.upperBound }).max(), places.allSatisfy({ $0.key == key && $0.range != nil })
         else { throw SyncError(code: .invalid, message: "neighbouring blobs must be ranges of one pack") }
+        let ranges = places.map { $0.range! }
+        let order = ranges.indices.sorted { ranges[$0].lowerBound < ranges[$1].lowerBound }
         let codec = calls.codec
-        return try await gate.run(bytes: end - start, urgent: urgent) { () throws(SyncError) -> [SyncError?] in
-            let bytes = try await calls.store("cannot download \(blobs[0].what)") { store throws(StoreError) in try await store.get(key, range: start ..< end) }
-            guard Int64(bytes.count) == end - start else {
-                throw SyncError(code: .corrupt, message: "\(key) returned \(bytes.count) bytes for a range of \(end - start)")
-            }
-            return await OffloadedWork.run { () -> [SyncError?] in
-                zip(blobs, places).map { blob, place in
-                    let range = place.range!
-                    let slice = Array(bytes[Int(range.lowerBound - start) ..< Int(range.upperBound - start)])
-                    do throws(SyncError) {
-                        try Self.write(slice, of: blob.block, into: blob.fd, at: blob.offset, what: blob.what, codec)
-                        return nil
-                    } catch {
-                        return error
+        try await gate.run(bytes: end - start, urgent: urgent) { () throws(SyncError) in
+            try await calls.store("cannot download \(blobs[0].what)") { store throws(StoreError) in
+                var waiting = order[...]
+                // The bytes from `held` on that a blob still waiting needs.
+                var (buffer, held): ([UInt8], Int64) = ([], start)
+                try await store.stream(key, range: start ..< end) { piece in
+                    buffer += piece
+                    while let next = waiting.first, ranges[next].upperBound <= held + Int64(buffer.count) {
+                        waiting.removeFirst()
+                        let bytes = Array(buffer[Int(ranges[next].lowerBound - held) ..< Int(ranges[next].upperBound - held)])
+                        let blob = blobs[next]
+                        let failure = await OffloadedWork.run { () -> SyncError? in
+                            do throws(SyncError) {
+                                try Self.write(bytes, of: blob.block, into: blob.fd, at: blob.offset, what: blob.what, codec)
+                                return nil
+                            } catch {
+                                return error
+                            }
+                        }
+                        await arrived(next, failure)
+                        let keep = min(waiting.first.map { ranges[$0].lowerBound } ?? end, held + Int64(buffer.count))
+                        buffer.removeFirst(Int(keep - held))
+                        held = keep
                     }
+                }
+                guard waiting.isEmpty else {
+                    throw StoreError(code: .corrupt, message: "\(key) ended at byte \(held + Int64(buffer.count)) of a range up to \(end)")
                 }
             }
         }

@@ -27,19 +27,19 @@ extension Downloader {
         try await fetch(partial, blocks, priority: .reader)
     }
 
-    /// Blocks a reader will probably want next, behind what readers wait for. Returns once
-    /// every one is in or failed, whether they all came; a failure is noted for the file
-    /// (`noteFailure`) and is the reader's to meet when it reads there.
-    public func readAhead(_ partial: PartialContent, blocks: [Int]) async -> Bool {
+    /// Blocks a reader will probably want next, behind what readers wait for. `arrived` is
+    /// told of each in turn, in or failed; a failure is noted for the file (`noteFailure`)
+    /// and is the reader's to meet when it reads there.
+    public func readAhead(_ partial: PartialContent, blocks: [Int], arrived: @Sendable (Int, Bool) -> Void) async {
         let wanted = blocks.filter { !partial.isPresent($0) }
         enqueue(partial, wanted, priority: .readahead)
-        var fetched = true
-        for index in wanted {
+        for index in blocks {
             do { try await waitFor(BlockKey(generation: partial.generation, index: index), partial, priority: .readahead) } catch {
-                fetched = false
+                arrived(index, false)
+                continue
             }
+            arrived(index, true)
         }
-        return fetched
     }
 
     private func waitFor(_ key: BlockKey, _ partial: PartialContent, priority: Priority = .reader) async throws {
@@ -96,11 +96,12 @@ extension Downloader {
                 : others + readers < parallelTransfers
             guard free else { return }
             queued[key] = nil
-            let run = takeNeighbours(of: job)
-            for var member in run {
+            let run = takeNeighbours(of: job).map { member in
+                var member = member
                 member.transfer = job.order
-                running[member.key] = member
+                return member
             }
+            for member in run { running[member.key] = member }
             if run.count > 1 {
                 Task { await self.fetchRun(run, urgent: job.priority == .reader) }
             } else {
@@ -316,31 +317,43 @@ extension Downloader {
         return runs
     }
 
-    /// Fetches a run with one ranged `GET`. A pack gone (a collector moved the blobs)
-    /// fetches each blob alone, where the database says it went (`BlockFetcher.fetch`).
+    /// Fetches a run with one ranged `GET`, each block marked here as it arrives. A pack
+    /// gone (a collector moved the blobs) fetches each blob alone, where the database says
+    /// it went (`BlockFetcher.fetch`).
     private func fetchRun(_ run: [Job], urgent: Bool) async {
         let blobs = run.map { job in
             (block: job.partial.blocks[job.index], fd: job.partial.fd, offset: job.partial.offsets[job.index], what: "inode \(job.partial.ino)")
         }
-        let results: [SyncError?]
         do {
-            results = try await fetcher.fetchNeighbours(blobs, urgent: urgent)
+            try await fetcher.fetchNeighbours(blobs, urgent: urgent) { index, failure in
+                await self.arrived(run[index], failure.map { .failure($0) } ?? .success(()))
+            }
         } catch where error.code == .notFound {
-            for job in run { await self.run(job, job.key) }
+            for job in run where isRunning(job) { await self.run(job, job.key) }
             return
         } catch {
-            results = Array(repeating: error, count: run.count)
-        }
-        for (job, failure) in zip(run, results) {
-            if let failure {
-                noteFailure(job.partial.ino, failure)
-            } else {
-                job.partial.markPresent(job.index)
-                if filling[job.partial.ino] != nil { transfers.progress(job.partial.ino, done: job.partial.presentBytes) }
-                persistSoon(job.partial)
-            }
-            finished(job.key, failure.map { .failure($0) } ?? .success(()))
+            for job in run where isRunning(job) { arrived(job, .failure(error)) }
         }
         startJobs()
+    }
+
+    /// The job's transfer still runs it (a transfer given up on by its deadline may write a
+    /// block after its blocks were failed and asked again).
+    private func isRunning(_ job: Job) -> Bool {
+        running[job.key]?.transfer == job.transfer
+    }
+
+    /// A block of a run is in (written and checked) or failed.
+    private func arrived(_ job: Job, _ result: Result<Void, SyncError>) {
+        if case .failure(let failure) = result {
+            guard isRunning(job) else { return }
+            noteFailure(job.partial.ino, failure)
+        } else {
+            job.partial.markPresent(job.index)
+            if filling[job.partial.ino] != nil { transfers.progress(job.partial.ino, done: job.partial.presentBytes) }
+            persistSoon(job.partial)
+            guard isRunning(job) else { return }
+        }
+        finished(job.key, result.mapError { $0 as any Error })
     }
 }
