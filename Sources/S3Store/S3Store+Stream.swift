@@ -9,30 +9,25 @@ import NIOCore
 extension S3Store {
     public func stream(_ key: String, range: Range<Int64>, receive: ([UInt8]) async throws(StoreError) -> Void) async throws(StoreError) {
         guard range.lowerBound >= 0 else { throw StoreError(code: .invalidKey, message: "negative range for \(key)") }
+        if range.isEmpty {
+            guard try await exists(key) else { throw StoreError(code: .notFound, message: "no object \(key)") }
+            return
+        }
         var next = range.lowerBound
         // Failures in a row, without a byte between them.
         var failures = 0
-        while next < range.upperBound {
+        while true {
             let before = next
-            let outcome: Result<Bool, any Error>
             do {
-                outcome = .success(try await streamOnce(key, next ..< range.upperBound, &next, receive))
+                return try await streamOnce(key, next ..< range.upperBound, &next, receive)
+            } catch let error as StoreError {
+                throw error
             } catch {
-                outcome = .failure(error)
-            }
-            if next > before { failures = 0 }
-            switch outcome {
-            case .success(let more) where !more:
-                return
-            case .success:
-                break
-            case .failure(let error):
-                if let error = error as? StoreError { throw error }
                 if Task.isCancelled { throw StoreError(code: .unreachable, message: "cancelled while reading \(key)", cause: error) }
                 if S3RetryPolicy.isTLSFailure(error) {
                     throw StoreError(code: .configuration, message: "cannot read \(key): TLS with \(settings.endpointDescription) failed (certificate not trusted?)", cause: error)
                 }
-                failures += 1
+                failures = next > before ? 1 : failures + 1
                 guard failures < retry.maxAttempts else {
                     throw StoreError(code: .unreachable, message: "cannot read \(key): \(settings.endpointDescription) cannot be reached", cause: error)
                 }
@@ -41,12 +36,11 @@ extension S3Store {
         }
     }
 
-    /// One `GET` of `rest`, its bytes passed on as they come and `next` moved past them.
-    /// True if it should be asked again from `next` (a transient reply, or the body ended
-    /// early); false when the range or the object is read to its end.
+    /// One `GET` of `rest`, its bytes passed on as they come and `next` moved past them,
+    /// until the range or the object ends. A transient reply throws `TransientReply`.
     private func streamOnce(
         _ key: String, _ rest: Range<Int64>, _ next: inout Int64, _ receive: ([UInt8]) async throws(StoreError) -> Void
-    ) async throws -> Bool {
+    ) async throws {
         let request = request("GET", objectPath(key), headers: [("range", "bytes=\(rest.lowerBound)-\(rest.upperBound - 1)")])
         let response = try await client.execute(request, timeout: retry.requestTimeout)
         // A service that ignores `Range` sends the object from its start (200).
@@ -54,7 +48,7 @@ extension S3Store {
         switch response.status.code {
         case 206: position = rest.lowerBound
         case 200: position = 0
-        case 416: return false // The range starts at or after the end: nothing more there.
+        case 416: return // The range starts at or after the end: nothing more there.
         default:
             let reply = Response(status: response.status.code, body: Array(buffer: try await response.body.collect(upTo: 1 << 20)))
             if S3RetryPolicy.isTransient(reply.status, reply.code) {
@@ -72,9 +66,8 @@ extension S3Store {
                 next = end
             }
             position += Int64(buffer.readableBytes)
-            if next == rest.upperBound { return false }
+            if next == rest.upperBound { return }
         }
-        return position > next
     }
 
     /// A reply to retry (5xx, throttling), thrown so the loop counts it as a failure.

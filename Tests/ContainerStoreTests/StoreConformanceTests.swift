@@ -59,7 +59,9 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
         var pastTheEnd: [UInt8] = []
         try await store.stream("packs/p1", range: Int64(object.count) + 10 ..< Int64(object.count) + 20) { pastTheEnd += $0 }
         #expect(pastTheEnd.isEmpty)
+        try await store.stream("packs/p1", range: 5 ..< 5) { #expect($0.isEmpty) }
         await #expect(throws: StoreError.self) { try await store.stream("packs/nope", range: 0 ..< 10) { _ in } }
+        await #expect(throws: StoreError.self) { try await store.stream("packs/nope", range: 3 ..< 3) { _ in } }
     }
 
     @Test(arguments: StoreKind.allCases)
