@@ -20,17 +20,9 @@ extension S3Store {
             let before = next
             do {
                 return try await streamOnce(key, next ..< range.upperBound, &next, receive)
-            } catch let error as StoreError {
-                throw error
             } catch {
-                if Task.isCancelled { throw StoreError(code: .unreachable, message: "cancelled while reading \(key)", cause: error) }
-                if S3RetryPolicy.isTLSFailure(error) {
-                    throw StoreError(code: .configuration, message: "cannot read \(key): TLS with \(settings.endpointDescription) failed (certificate not trusted?)", cause: error)
-                }
                 failures = next > before ? 1 : failures + 1
-                guard failures < retry.maxAttempts else {
-                    throw StoreError(code: .unreachable, message: "cannot read \(key): \(settings.endpointDescription) cannot be reached", cause: error)
-                }
+                try checkRetry(error, attempt: failures, what: "read \(key)")
                 try await retry.pause(failures)
             }
         }
@@ -51,10 +43,7 @@ extension S3Store {
         case 416: return // The range starts at or after the end: nothing more there.
         default:
             let reply = Response(status: response.status.code, body: Array(buffer: try await response.body.collect(upTo: 1 << 20)))
-            if S3RetryPolicy.isTransient(reply.status, reply.code) {
-                if S3RetryPolicy.isThrottling(reply.status, reply.code) { congestion?.noteThrottled() }
-                throw TransientReply(status: reply.status, code: reply.code)
-            }
+            if S3RetryPolicy.isTransient(reply.status, reply.code) { throw TransientReply(status: reply.status, code: reply.code) }
             if reply.status == 404 && reply.code != "NoSuchBucket" { throw StoreError(code: .notFound, message: "no object \(key)") }
             throw failure(reply, "cannot read \(key)")
         }
@@ -68,11 +57,5 @@ extension S3Store {
             position += Int64(buffer.readableBytes)
             if next == rest.upperBound { return }
         }
-    }
-
-    /// A reply to retry (5xx, throttling), thrown so the loop counts it as a failure.
-    struct TransientReply: Error {
-        var status: UInt
-        var code: String?
     }
 }

@@ -214,20 +214,38 @@ public struct S3Store: ContainerStore {
             case .success(let response) where !S3RetryPolicy.isTransient(response.status, response.code):
                 return response
             case .success(let response):
-                if S3RetryPolicy.isThrottling(response.status, response.code) { congestion?.noteThrottled() }
-                guard attempt < retry.maxAttempts else {
-                    throw StoreError(code: .unreachable, message: "cannot \(what): \(settings.endpointDescription) keeps answering \(response.status) \(response.code ?? "")")
-                }
+                try checkRetry(TransientReply(status: response.status, code: response.code), attempt: attempt, what: what)
             case .failure(let error):
-                if let error = error as? StoreError { throw error }
-                if S3RetryPolicy.isTLSFailure(error) {
-                    throw StoreError(code: .configuration, message: "cannot \(what): TLS with \(settings.endpointDescription) failed (certificate not trusted?)", cause: error)
-                }
-                guard attempt < retry.maxAttempts else {
-                    throw StoreError(code: .unreachable, message: "cannot \(what): \(settings.endpointDescription) cannot be reached", cause: error)
-                }
+                try checkRetry(error, attempt: attempt, what: what)
             }
             try await retry.pause(attempt)
+        }
+    }
+
+    /// A reply to ask again (5xx, throttling).
+    struct TransientReply: Error {
+        var status: UInt
+        var code: String?
+    }
+
+    /// After a failed attempt, throws what is not worth another (an error of ours, a TLS
+    /// failure, a cancelled caller, the last attempt); otherwise the caller pauses and asks
+    /// again. A throttling reply is counted for the transfer scheduler.
+    func checkRetry(_ error: any Error, attempt: Int, what: String) throws(StoreError) {
+        if let error = error as? StoreError { throw error }
+        if let reply = error as? TransientReply {
+            if S3RetryPolicy.isThrottling(reply.status, reply.code) { congestion?.noteThrottled() }
+            guard attempt < retry.maxAttempts else {
+                throw StoreError(code: .unreachable, message: "cannot \(what): \(settings.endpointDescription) keeps answering \(reply.status) \(reply.code ?? "")")
+            }
+            return
+        }
+        if Task.isCancelled { throw StoreError(code: .unreachable, message: "cannot \(what): cancelled", cause: error) }
+        if S3RetryPolicy.isTLSFailure(error) {
+            throw StoreError(code: .configuration, message: "cannot \(what): TLS with \(settings.endpointDescription) failed (certificate not trusted?)", cause: error)
+        }
+        guard attempt < retry.maxAttempts else {
+            throw StoreError(code: .unreachable, message: "cannot \(what): \(settings.endpointDescription) cannot be reached", cause: error)
         }
     }
 

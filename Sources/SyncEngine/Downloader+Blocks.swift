@@ -332,7 +332,7 @@ extension Downloader {
             for job in run where isRunning(job) { await self.run(job, job.key) }
             return
         } catch {
-            for job in run where isRunning(job) { arrived(job, .failure(error)) }
+            for job in run { arrived(job, .failure(error)) }
         }
         startJobs()
     }
