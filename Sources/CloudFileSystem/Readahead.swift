@@ -3,24 +3,26 @@ import SyncEngine
 
 /// One reader's readahead over a partial file: nothing until it has read 512 KiB in one
 /// sequential run (a program reading a header fetches what it reads), then a window that
-/// grows with the run, `growth` bytes per byte read, from 4 MiB up to `maxWindow`; nothing
+/// grows with the run, `growth` bytes per byte read, from 8 MiB up to `maxWindow`; nothing
 /// after a seek (of more than `jitter`). Counted in bytes, not blocks: blocks are
 /// content-defined chunks of any length. A reader that stops has at most two windows
-/// fetched past where it stopped: 8 MiB after a read of 1 MiB, 64 MiB at most.
+/// fetched past where it stopped, and the rest of a pack: 16 MiB after a read of 1 MiB,
+/// 128 MiB at most.
 ///
 /// The window bounds the bytes in flight (asked, not here yet), and `reachFactor` windows
 /// bound how far ahead of the reader blocks are asked for. Batches are asked as a read
 /// comes and as the blocks of earlier ones arrive (`arrived`, block by block), each once
-/// less than three quarters of the window is in flight, so neighbouring chunks of a pack
-/// share a ranged `GET`. Over a far store, parallel requests share the link and finish
-/// together; were the reader's position the only trigger, the next requests would leave
-/// only once the first block of the window was in, and the link would idle a round trip
-/// per window.
+/// less than three quarters of the window is in flight, and each to the end of the pack
+/// its last block lies in, so a pack comes in one ranged `GET`. Over a far store, parallel
+/// requests share the link and finish together; were the reader's position the only
+/// trigger, the next requests would leave only once the first block of the window was in,
+/// and the link would idle a round trip per window. Over a store 50 ms away, 64 MiB in
+/// flight is what keeps a link of a few hundred MB/s busy (PERFORMANCE.md).
 final class Readahead: Sendable {
-    static let maxWindow: Int64 = 32 << 20
-    static let firstWindow: Int64 = 4 << 20
+    static let maxWindow: Int64 = 64 << 20
+    static let firstWindow: Int64 = 8 << 20
     static let reachFactor: Int64 = 2
-    static let growth: Int64 = 4
+    static let growth: Int64 = 8
     /// What a run reads before it has a window: more than a header.
     static let start: Int64 = 512 << 10
     /// The kernel sends the reads of its own readahead at once, and they arrive here in
@@ -100,7 +102,7 @@ final class Readahead: Sendable {
         var index = partial.blockRange(offset: start, length: 1).first ?? partial.blocks.count
         // A block the last batch ended inside of was asked for with it.
         if index < partial.blocks.count && partial.offsets[index] < state.through { index += 1 }
-        while index < partial.blocks.count && partial.offsets[index] < limit {
+        while index < partial.blocks.count && (partial.offsets[index] < limit || Self.continuesPack(index, partial)) {
             if !partial.isPresent(index) {
                 batch.blocks.append(index)
                 batch.bytes += partial.blocks[index].length
@@ -110,5 +112,11 @@ final class Readahead: Sendable {
         }
         state.inFlight += batch.bytes
         return batch
+    }
+
+    /// The block lies in the same pack as the one before it: a batch takes it too.
+    private static func continuesPack(_ index: Int, _ partial: PartialContent) -> Bool {
+        guard index > 0, let pack = partial.blocks[index].pack else { return false }
+        return partial.blocks[index - 1].pack == pack
     }
 }

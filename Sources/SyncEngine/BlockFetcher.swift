@@ -53,7 +53,8 @@ struct BlockFetcher: Sendable {
     /// Fetches neighbouring blobs of one pack with a single ranged `GET` (a large file's
     /// chunks in order, small files packed side by side), each checked and written as soon
     /// as its bytes are in and `arrived` told (its failure, or nil): a reader of the first
-    /// goes on while the rest is on the way. A blob that does not match its hash fails
+    /// goes on while the rest is on the way. The gate counts the largest blob in memory, not
+    /// the run: that is what is held at once. A blob that does not match its hash fails
     /// alone; a failed transfer throws, and the blobs not yet told are the caller's.
     func fetchNeighbours(
         _ blobs: [Neighbour], urgent: Bool = false, arrived: @escaping @Sendable (Int, SyncError?) async -> Void
@@ -65,7 +66,8 @@ struct BlockFetcher: Sendable {
         let ranges = places.map { $0.range! }
         let order = ranges.indices.sorted { ranges[$0].lowerBound < ranges[$1].lowerBound }
         let codec = calls.codec
-        try await gate.run(bytes: end - start, urgent: urgent) { () throws(SyncError) in
+        let largest = ranges.map { $0.upperBound - $0.lowerBound }.max() ?? 0
+        try await gate.run(bytes: largest, moving: end - start, urgent: urgent) { () throws(SyncError) in
             try await calls.store("cannot download \(blobs[0].what)") { store throws(StoreError) in
                 var waiting = order[...]
                 // The bytes from `held` on that a blob still waiting needs.

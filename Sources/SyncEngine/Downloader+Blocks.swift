@@ -28,17 +28,22 @@ extension Downloader {
     }
 
     /// Blocks a reader will probably want next, behind what readers wait for. `arrived` is
-    /// told of each in turn, in or failed; a failure is noted for the file (`noteFailure`)
-    /// and is the reader's to meet when it reads there.
+    /// told of each as it comes, in or failed, in the order they come: the blocks of a batch
+    /// travel in several ranged reads at once, and a later one's blocks may be in first. A
+    /// failure is noted for the file (`noteFailure`) and is the reader's to meet when it
+    /// reads there.
     public func readAhead(_ partial: PartialContent, blocks: [Int], arrived: @Sendable (Int, Bool) -> Void) async {
         let wanted = blocks.filter { !partial.isPresent($0) }
         enqueue(partial, wanted, priority: .readahead)
-        for index in blocks {
-            do { try await waitFor(BlockKey(generation: partial.generation, index: index), partial, priority: .readahead) } catch {
-                arrived(index, false)
-                continue
+        await withTaskGroup(of: (Int, Bool).self) { group in
+            for index in blocks {
+                group.addTask {
+                    let key = BlockKey(generation: partial.generation, index: index)
+                    do { try await self.waitFor(key, partial, priority: .readahead) } catch { return (index, false) }
+                    return (index, true)
+                }
             }
-            arrived(index, true)
+            for await (index, fetched) in group { arrived(index, fetched) }
         }
     }
 
@@ -246,11 +251,11 @@ extension Downloader {
 /// Neighbouring packed blobs fetched together: small files packed side by side (what a
 /// push of a folder makes) come back with one ranged `GET` per run instead of one each.
 extension Downloader {
-    /// Largest gap of unwanted bytes inside a run, and largest run (over a store 50 ms
-    /// away, runs of 4 MiB read a large file as fast as runs of a whole pack, and readers
-    /// get their first chunks sooner).
+    /// Largest gap of unwanted bytes inside a run, and largest run: a whole pack (up to
+    /// `ChunkPack.limit` and a chunk), as the readahead asks a large file's packs
+    /// whole. A run is streamed, so its first blobs come as soon as they would alone.
     static let neighbourGap: Int64 = 64 << 10
-    static let largestRun: Int64 = 4 << 20
+    static let largestRun: Int64 = 16 << 20
 
     /// Fetches the missing packed blocks of these files in runs of neighbours; returns
     /// when they are done (each file is then completed in the background, or left to a

@@ -112,13 +112,14 @@ public final class TransferGate: Sendable {
         return Ticket(gate: self, bytes: bytes, urgent: urgent)
     }
 
-    /// Runs one transfer of about `bytes` bytes once admitted and paced.
-    func run<T: Sendable>(bytes: Int64, urgent: Bool = false, _ body: () async throws(SyncError) -> T) async throws(SyncError) -> T {
+    /// Runs one transfer of about `bytes` bytes once admitted and paced. `moving`: the bytes
+    /// it carries when that is more than it holds in memory at once (a streamed read).
+    func run<T: Sendable>(bytes: Int64, moving: Int64? = nil, urgent: Bool = false, _ body: () async throws(SyncError) -> T) async throws(SyncError) -> T {
         let ticket = try await admit(bytes: bytes, urgent: urgent)
         do throws(SyncError) {
-            try await ticket.pace()
+            try await ticket.pace(moving)
             let result = try await body()
-            ticket.finish(completed: true)
+            ticket.finish(completed: true, moved: moving)
             return result
         } catch {
             ticket.finish(completed: false)

@@ -5,16 +5,29 @@ import ItemModel
 import Testing
 
 /// Readahead counts bytes, not blocks (past the first MiB a file is content-defined chunks
-/// of any length): once 512 KiB were read in a run, a window of 4 bytes per byte read, from
-/// 4 MiB up to 32 MiB, bounds the bytes in flight, and two windows how far ahead of the
+/// of any length): once 512 KiB were read in a run, a window of 8 bytes per byte read, from
+/// 8 MiB up to 64 MiB, bounds the bytes in flight, and two windows how far ahead of the
 /// reader blocks are asked; nothing after a seek. Batches are asked as reads come and as
 /// earlier batches arrive, so a store that answers keeps the window full without waiting for
 /// the reader (over a far store, parallel requests finish together, and a reader-driven
-/// readahead idled the link a round trip per window).
+/// readahead idled the link a round trip per window), and each ends where a pack does.
 @Suite struct ReadaheadTests {
-    static func partial(_ lengths: [Int]) -> PartialContent {
-        let blocks = lengths.enumerated().map { BlockReference(hash: String(repeating: "0", count: 63) + String($0.offset % 10), length: Int64($0.element)) }
+    static func partial(_ lengths: [Int], packs: [String?]? = nil) -> PartialContent {
+        var blocks: [BlockReference] = []
+        var offset: Int64 = 0
+        for (index, length) in lengths.enumerated() {
+            let pack = packs?[index]
+            if index > 0 && pack != packs?[index - 1] { offset = 0 }
+            let hash = String(repeating: "0", count: 63) + String(index % 10)
+            blocks.append(BlockReference(hash: hash, length: Int64(length), pack: pack, offset: pack == nil ? nil : offset))
+            offset += Int64(length)
+        }
         return PartialContent(ino: 7, generation: 1, blocks: blocks, fd: open("/dev/null", O_RDONLY), bitmap: [])
+    }
+
+    /// The window after `read` bytes read in one run.
+    static func window(after read: Int64) -> Int64 {
+        read < Readahead.start ? 0 : min(Readahead.maxWindow, max(Readahead.firstWindow, read * Readahead.growth))
     }
 
     /// Reads `upTo` bytes sequentially in reads of 128 KiB; a store that `answers` delivers
@@ -40,10 +53,11 @@ import Testing
     }
 
     @Test func theWindowIsInBytesWhateverTheBlocks() {
+        #expect(Self.window(after: 8 << 20) == Readahead.maxWindow)
         for chunk in [1 << 20, 3 << 20, 4 << 20] {
             let partial = Self.partial([256 << 10, 768 << 10] + Array(repeating: chunk, count: 200 << 20 / chunk))
-            for (read, window) in [(256 << 10, 0), (1 << 20, 4 << 20), (2 << 20, 8 << 20), (4 << 20, 16 << 20), (8 << 20, 32 << 20), (40 << 20, 32 << 20)] {
-                let (window, chunk) = (Int64(window), Int64(chunk))
+            for read in [256 << 10, 1 << 20, 2 << 20, 4 << 20, 8 << 20, 40 << 20] {
+                let (window, chunk) = (Self.window(after: Int64(read)), Int64(chunk))
                 // A store that answers: two windows ahead of the reader, less a quarter window
                 // (batches are no smaller) and a block.
                 let answered = Self.read(upTo: Int64(read), partial, Readahead(), answers: true)
@@ -59,15 +73,16 @@ import Testing
 
     /// The next batch leaves when one arrives, not when the reader reads on.
     @Test func anArrivalAsksForMoreWithoutARead() {
-        let partial = Self.partial(Array(repeating: 1 << 20, count: 128))
+        let partial = Self.partial(Array(repeating: 1 << 20, count: 256))
         let readahead = Readahead()
+        let window = Readahead.maxWindow
         var batches: [Readahead.Batch] = []
         for offset in stride(from: Int64(0), to: 8 << 20, by: 128 << 10) {
             let batch = readahead.blocks(after: offset, length: 128 << 10, in: partial)
             if !batch.isEmpty { batches.append(batch) }
         }
         let asked = batches.reduce(0) { $0 + $1.bytes }
-        #expect(asked >= 24 << 20 && asked <= 33 << 20, "a window in flight: \(asked >> 20) MiB")
+        #expect(asked >= window * 3 / 4 && asked <= window + (1 << 20), "a window in flight: \(asked >> 20) MiB")
         // The reader waits at 8 MiB while the first batches arrive: once less than three
         // quarters of the window are in flight, it is filled again, from where the asked
         // blocks end.
@@ -77,7 +92,8 @@ import Testing
             next = readahead.arrived(batch, fetched: true, in: partial)
         }
         let inFlight = asked - arrived + next.bytes
-        #expect(asked - arrived < 24 << 20 && inFlight >= 31 << 20 && inFlight <= 33 << 20, "\(arrived >> 20) MiB in, \(next.bytes >> 20) MiB asked again")
+        #expect(asked - arrived < window * 3 / 4 && inFlight >= window - (1 << 20) && inFlight <= window + (1 << 20),
+                "\(arrived >> 20) MiB in, \(next.bytes >> 20) MiB asked again")
         let end = batches.last.flatMap { $0.blocks.last }.map { partial.offsets[$0] + partial.blocks[$0].length }
         #expect(next.blocks.first.map { partial.offsets[$0] } == end)
         // Failed batches free the window and ask nothing: the reader's next read asks again,
@@ -89,6 +105,29 @@ import Testing
         let readTo = Int64(8 << 20) + (128 << 10)
         let failedAhead = waiting.flatMap(\.blocks).first { partial.offsets[$0] + partial.blocks[$0].length > readTo }
         #expect(failedAhead != nil && again.blocks.first == failedAhead)
+    }
+
+    /// A batch takes the rest of the pack its last block lies in, so a pack comes in one
+    /// ranged `GET`; the same blocks unpacked end where the window does (the control).
+    @Test func aBatchEndsWhereAPackDoes() {
+        let lengths = [256 << 10, 768 << 10] + Array(repeating: 1 << 20, count: 100)
+        let packs: [String?] = [nil, nil] + (0..<100).map { "p\($0 / 10)" }
+        for packed in [true, false] {
+            let partial = Self.partial(lengths, packs: packed ? packs : nil)
+            let readahead = Readahead()
+            var ends: [Int] = []
+            for offset in stride(from: Int64(0), to: 16 << 20, by: 128 << 10) {
+                var batch = readahead.blocks(after: offset, length: 128 << 10, in: partial)
+                while let last = batch.blocks.last {
+                    ends.append(last)
+                    batch = readahead.arrived(batch, fetched: true, in: partial)
+                }
+            }
+            // Blocks 2... lie in packs of ten.
+            let atPackEnds = ends.filter { $0 + 1 == lengths.count || ($0 - 1) % 10 == 0 }
+            #expect(ends.count >= 3)
+            #expect((atPackEnds.count == ends.count) == packed, "packed \(packed): batches end at blocks \(ends)")
+        }
     }
 
     @Test func aClosedHandleAsksNothingMore() {

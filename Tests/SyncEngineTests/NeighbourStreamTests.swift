@@ -9,7 +9,8 @@ import Synchronization
 import Testing
 
 /// A run of neighbouring blobs fetched with one streamed read: each blob is checked,
-/// written and told as soon as its bytes are in, not when the run's last byte is.
+/// written and told as soon as its bytes are in, not when the run's last byte is; the
+/// transfer gate counts the largest blob in memory and the run's bytes moved.
 @Suite struct NeighbourStreamTests {
     /// Hands a range on in pieces of `piece` bytes, and holds the last piece until released.
     final class HeldTail: ForwardingStore {
@@ -43,6 +44,81 @@ import Testing
         func release() {
             released.withLock { $0.take() }?.resume()
         }
+    }
+
+    /// Holds every read of one object (streamed or whole) until released.
+    final class HeldObject: ForwardingStore {
+        let base: any ContainerStore
+        let held = Mutex<String?>(nil)
+        private let waiting = Mutex<[CheckedContinuation<Void, Never>]>([])
+        private let released = Mutex(false)
+
+        init(_ base: any ContainerStore) { self.base = base }
+
+        private func hold(_ key: String) async {
+            guard held.withLock({ $0 == key }) else { return }
+            await withCheckedContinuation { continuation in
+                let go = released.withLock { released in
+                    if !released { waiting.withLock { $0.append(continuation) } }
+                    return released
+                }
+                if go { continuation.resume() }
+            }
+        }
+
+        func get(_ key: String, range: Range<Int64>?) async throws(StoreError) -> [UInt8] {
+            await hold(key)
+            return try await base.get(key, range: range)
+        }
+
+        func stream(_ key: String, range: Range<Int64>, receive: ([UInt8]) async throws(StoreError) -> Void) async throws(StoreError) {
+            await hold(key)
+            try await base.stream(key, range: range, receive: receive)
+        }
+
+        func release() {
+            released.withLock { $0 = true }
+            let continuations = waiting.withLock { waiting in
+                defer { waiting.removeAll() }
+                return waiting
+            }
+            for continuation in continuations { continuation.resume() }
+        }
+    }
+
+    /// The readahead is told of each block as it comes: the blocks of a later pack, in
+    /// while an earlier pack's read is held, are told before it.
+    @Test func readaheadIsToldOfBlocksInTheOrderTheyCome() async throws {
+        let memory = InMemoryStore()
+        let a = try await TestDevice(store: memory, name: "a")
+        let bytes = ChunkPackingTests.random(24 << 20, seed: 45)
+        try await a.write("big.bin", bytes)
+        try await a.sync()
+        let store = HeldObject(memory)
+        let b = try await TestDevice(store: store, name: "b")
+        let ino = try #require(b.inode("big.bin"))
+        let fill = try #require(try await b.engine.downloads.startFill(ino))
+        let packs = fill.blocks.compactMap(\.pack).reduce(into: [String]()) { if $0.last != $1 { $0.append($1) } }
+        #expect(packs.count == 3, "the control: \(packs.count) packs")
+        let first = try #require(packs.first)
+        store.held.withLock { $0 = ContainerLayout.packKey(first) }
+
+        let told = Mutex<[Int]>([])
+        let readahead = Task {
+            await b.engine.downloads.readAhead(fill, blocks: Array(fill.blocks.indices)) { index, fetched in
+                if fetched { told.withLock { $0.append(index) } }
+            }
+        }
+        let later = Set(fill.blocks.indices.filter { fill.blocks[$0].pack == packs[2] })
+        for _ in 0..<1000 where !later.isSubset(of: told.withLock({ Set($0) })) { try await Task.sleep(for: .milliseconds(10)) }
+        let early = told.withLock { $0 }
+        #expect(later.isSubset(of: Set(early)), "the last pack's blocks are told while the first is held")
+        #expect(!early.contains { fill.blocks[$0].pack == first })
+        store.release()
+        await readahead.value
+        #expect(told.withLock { $0.sorted() } == Array(fill.blocks.indices))
+        #expect(try await b.readBytes("big.bin") == bytes)
+        for device in [a, b] { await device.shutdown() }
     }
 
     @Test func eachBlobOfARunIsToldBeforeTheRunEnds() async throws {
@@ -79,9 +155,12 @@ import Testing
         let early = told.withLock { $0 }
         #expect(early.keys.sorted() == [0, 1])
         #expect(early.values.allSatisfy { $0 == nil })
+        // The gate counts what a stream holds at once (its largest blob), not the run.
+        #expect(fetcher.gate.snapshot.runningBytes == 2500)
         store.release()
         try await fetch.value
         #expect(told.withLock { $0.keys.sorted() } == [0, 1, 2])
+        #expect(fetcher.gate.snapshot.doneBytes == 5200, "the bytes it moved")
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(blobs.joined()))
     }
 }
