@@ -64,20 +64,14 @@ struct BlockFetcher: Sendable {
               let end = places.compactMap({ $0.range?.upperBound }).max(), places.allSatisfy({ $0.key == key && $0.range != nil })
         else { throw SyncError(code: .invalid, message: "neighbouring blobs must be ranges of one pack") }
         let ranges = places.map { $0.range! }
-        let order = ranges.indices.sorted { ranges[$0].lowerBound < ranges[$1].lowerBound }
         let codec = calls.codec
         let largest = ranges.map { $0.upperBound - $0.lowerBound }.max() ?? 0
         try await gate.run(bytes: largest, moving: end - start, urgent: urgent) { () throws(SyncError) in
             try await calls.store("cannot download \(blobs[0].what)") { store throws(StoreError) in
-                var waiting = order[...]
-                // The bytes from `held` on that a blob still waiting needs.
-                var (buffer, held): ([UInt8], Int64) = ([], start)
+                var run = RunAssembler(ranges, from: start)
                 try await store.stream(key, range: start ..< end) { piece in
-                    buffer += piece
-                    while let next = waiting.first, ranges[next].upperBound <= held + Int64(buffer.count) {
-                        waiting.removeFirst()
-                        let bytes = Array(buffer[Int(ranges[next].lowerBound - held) ..< Int(ranges[next].upperBound - held)])
-                        let blob = blobs[next]
+                    for (index, bytes) in run.take(piece) {
+                        let blob = blobs[index]
                         let failure = await OffloadedWork.run { () -> SyncError? in
                             do throws(SyncError) {
                                 try Self.write(bytes, of: blob.block, into: blob.fd, at: blob.offset, what: blob.what, codec)
@@ -86,14 +80,11 @@ struct BlockFetcher: Sendable {
                                 return error
                             }
                         }
-                        await arrived(next, failure)
-                        let keep = min(waiting.first.map { ranges[$0].lowerBound } ?? end, held + Int64(buffer.count))
-                        buffer.removeFirst(Int(keep - held))
-                        held = keep
+                        await arrived(index, failure)
                     }
                 }
-                guard waiting.isEmpty else {
-                    throw StoreError(code: .corrupt, message: "\(key) ended at byte \(held + Int64(buffer.count)) of a range up to \(end)")
+                guard run.isComplete else {
+                    throw StoreError(code: .corrupt, message: "\(key) ended at byte \(run.position) of a range up to \(end)")
                 }
             }
         }
