@@ -9,6 +9,7 @@ the test suite: numbers on a shared 2-core VM are noisy, ratios in one run are w
 Run it through Benchmarks/run.sh, which installs what it needs and builds a release binary.
 """
 import argparse
+import collections
 import http.client
 import json
 import os
@@ -392,14 +393,21 @@ class DelayProxy:
     """A TCP proxy in front of the S3 port that adds a round trip of `rtt` seconds (half
     each way, without slowing the bytes' rate: each chunk is held until its time) and
     counts the HTTP requests that pass, by method: a far store, as `tc netem` would make
-    one (it is missing on these machines)."""
+    one (it is missing on these machines).
+
+    With `window` (bytes), each connection also carries at most that many bytes per round
+    trip in each direction, as TCP's window holds a sender over a real link: bytes read
+    from one end count until their acknowledgement would be back (a round trip later),
+    and the proxy reads no more from that end while a window's worth count. Without it,
+    the proxy reads as fast as each end sends and queues without bound, as if every
+    connection's window were tuned to the link (which favours one long stream)."""
     import re as _re
     request_line = _re.compile(rb"(GET|PUT|HEAD|POST|DELETE) /\S* HTTP/1\.1\r\n")
 
-    def __init__(self, upstream_port, rtt=0.05):
+    def __init__(self, upstream_port, rtt=0.05, window=None):
         import asyncio
         import threading
-        self.upstream_port, self.delay = upstream_port, rtt / 2
+        self.upstream_port, self.delay, self.window = upstream_port, rtt / 2, window
         self.counts = {}
         self.sent = 0  # bytes from the clients to the server: what was uploaded, headers included
         self.loop = asyncio.new_event_loop()
@@ -442,9 +450,14 @@ class DelayProxy:
             writer.close()
         sender = asyncio.ensure_future(send())
         tail = b""
+        unacknowledged = collections.deque()  # (read at, bytes), with `window`
         try:
             while True:
+                if self.window:
+                    await self.wait_for_window(unacknowledged)
                 data = await reader.read(1 << 16)
+                if self.window and data:
+                    unacknowledged.append((self.loop.time(), len(data)))
                 if count and data:
                     self.sent += len(data)
                     # A request line split across two chunks is found in the tail of the
@@ -461,6 +474,18 @@ class DelayProxy:
         except (ConnectionError, OSError):
             await queue.put((self.loop.time(), None))
         await sender
+
+    async def wait_for_window(self, unacknowledged):
+        """Returns once less than a window of the bytes read from one end of a connection
+        is unacknowledged (read less than a round trip ago)."""
+        import asyncio
+        while True:
+            now = self.loop.time()
+            while unacknowledged and unacknowledged[0][0] + 2 * self.delay <= now:
+                unacknowledged.popleft()
+            if sum(count for _, count in unacknowledged) < self.window:
+                return
+            await asyncio.sleep(unacknowledged[0][0] + 2 * self.delay - now)
 
     def stop(self):
         """Closes the listener and every connection's tasks, then the loop."""
@@ -537,13 +562,13 @@ class RcloneS3(Rclone):
 class FarS3:
     """The SeaweedFS server behind a `DelayProxy`: one proxy shared by the -s3-far targets."""
 
-    def __init__(self, seaweed, rtt=0.05):
-        self.seaweed, self.rtt, self.proxy = seaweed, rtt, None
+    def __init__(self, seaweed, rtt=0.05, window=None):
+        self.seaweed, self.rtt, self.window, self.proxy = seaweed, rtt, window, None
 
     def start(self):
         self.seaweed.start()
         if self.proxy is None:
-            self.proxy = DelayProxy(int(self.seaweed.endpoint.rsplit(":", 1)[1]), self.rtt)
+            self.proxy = DelayProxy(int(self.seaweed.endpoint.rsplit(":", 1)[1]), self.rtt, self.window)
             os.environ.update(RCLONE_CONFIG_WEEDFAR_TYPE="s3", RCLONE_CONFIG_WEEDFAR_PROVIDER="Other",
                               RCLONE_CONFIG_WEEDFAR_ENDPOINT=self.endpoint, RCLONE_CONFIG_WEEDFAR_ACCESS_KEY_ID=Seaweed.key,
                               RCLONE_CONFIG_WEEDFAR_SECRET_ACCESS_KEY=Seaweed.secret)
@@ -1816,7 +1841,7 @@ WORKLOADS = {
     "far_import_requests": ("  store requests per imported file", "req", False, None, None),
     "far_cold_read": ("50 ms store: cat of those small files, not local", "files/s", True, None, ("r/u", "<=", 0.2)),
     "far_cold_read_requests": ("  store requests per file read", "req", False, None, None),
-    "far_upload": ("50 ms store: a 128 MiB file from first write to uploaded", "MB/s", True, None, ("r/u", "<=", 1.0)),
+    "far_upload": ("50 ms store: a 128 MiB x scale file from first write to uploaded", "MB/s", True, None, ("r/u", "<=", 1.0)),
     "far_upload_requests": ("  store requests for it", "req", False, None, None),
     "far_large_cold_read": ("50 ms store: cat of that file, not local", "MB/s", True, None, ("r/u", "<=", 1.0)),
     "far_large_cold_read_requests": ("  store requests for it", "req", False, None, None),
@@ -1904,6 +1929,9 @@ def main():
                              "(the SeaweedFS server behind a proxy adding a 50 ms round trip; for --only far); "
                              "ubiqfs-packs and ubiqfs-enc (format 2, plain and encrypted), ubiqfs-s3-far-packs and ubiqfs-s3-far-enc; "
                              "ubiqfs-metrics (ubiqfs with --metrics on a free loopback port, scraped every 5 s)")
+    parser.add_argument("--far-window", type=float, default=0,
+                        help="MiB each connection to the far store carries per round trip, each way, as a TCP window "
+                             "would (0, the default: no bound; Linux's default largest receive window is 6 MiB)")
     parser.add_argument("--only", default="", help="comma-separated workload groups: " + ", ".join(GROUPS))
     parser.add_argument("--out", default="", help="where to write the table (default Benchmarks/results/DATE.md)")
     args = parser.parse_args()
@@ -1911,7 +1939,7 @@ def main():
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     seaweed = Seaweed(work)
-    far = FarS3(seaweed)
+    far = FarS3(seaweed, window=int(args.far_window * MiB) or None)
     available = {"native": lambda: Native(work), "ubiqfs": lambda: UbiqFS(work, args.binary), "rclone": lambda: Rclone(work),
                  "ubiqfs-far": lambda: UbiqFSFar(work, args.binary), "ubiqfs-metrics": lambda: UbiqFSMetrics(work, args.binary),
                  "ubiqfs-s3": lambda: UbiqFSS3(work, args.binary, seaweed), "rclone-s3": lambda: RcloneS3(work, seaweed),
@@ -1943,7 +1971,9 @@ def main():
     version = subprocess.run([args.binary, "--version"], capture_output=True, text=True).stdout.strip()
     rclone = subprocess.run(["rclone", "version"], capture_output=True, text=True).stdout.split("\n")[0] if "rclone" in args.targets else ""
     header = (f"# ubiqfs benchmark, {started}\n\n{version}, {rclone}; {os.cpu_count()} cores; "
-              f"runs {args.runs}, scale {args.scale}; median of the runs. Ratios are of the metric itself "
+              f"runs {args.runs}, scale {args.scale}"
+              f"{f'; far store connections held to a window of {args.far_window:g} MiB' if args.far_window else ''}"
+              f"; median of the runs. Ratios are of the metric itself "
               f"(for times, ubiqfs/native above 1 is slower; for rates, rclone/ubiqfs below 1 means ubiqfs is faster).")
     text = table(bench, header)
     print(text)
