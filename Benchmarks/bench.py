@@ -389,6 +389,26 @@ class Seaweed:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+class Unacknowledged:
+    """The bytes one end of a proxied connection sent that are not acknowledged yet: when
+    each was read, and their total (kept, not summed at every read)."""
+
+    def __init__(self):
+        self.reads = collections.deque()  # (read at, bytes)
+        self.bytes = 0
+
+    def add(self, at, count):
+        self.reads.append((at, count))
+        self.bytes += count
+
+    def acknowledge(self, before):
+        while self.reads and self.reads[0][0] <= before:
+            self.bytes -= self.reads.popleft()[1]
+
+    def oldest(self):
+        return self.reads[0][0]
+
+
 class DelayProxy:
     """A TCP proxy in front of the S3 port that adds a round trip of `rtt` seconds (half
     each way, without slowing the bytes' rate: each chunk is held until its time) and
@@ -450,14 +470,14 @@ class DelayProxy:
             writer.close()
         sender = asyncio.ensure_future(send())
         tail = b""
-        unacknowledged = collections.deque()  # (read at, bytes), with `window`
+        unacknowledged = Unacknowledged()
         try:
             while True:
                 if self.window:
                     await self.wait_for_window(unacknowledged)
                 data = await reader.read(1 << 16)
                 if self.window and data:
-                    unacknowledged.append((self.loop.time(), len(data)))
+                    unacknowledged.add(self.loop.time(), len(data))
                 if count and data:
                     self.sent += len(data)
                     # A request line split across two chunks is found in the tail of the
@@ -481,11 +501,10 @@ class DelayProxy:
         import asyncio
         while True:
             now = self.loop.time()
-            while unacknowledged and unacknowledged[0][0] + 2 * self.delay <= now:
-                unacknowledged.popleft()
-            if sum(count for _, count in unacknowledged) < self.window:
+            unacknowledged.acknowledge(before=now - 2 * self.delay)
+            if unacknowledged.bytes < self.window:
                 return
-            await asyncio.sleep(unacknowledged[0][0] + 2 * self.delay - now)
+            await asyncio.sleep(unacknowledged.oldest() + 2 * self.delay - now)
 
     def stop(self):
         """Closes the listener and every connection's tasks, then the loop."""
@@ -1931,7 +1950,7 @@ def main():
                              "ubiqfs-metrics (ubiqfs with --metrics on a free loopback port, scraped every 5 s)")
     parser.add_argument("--far-window", type=float, default=0,
                         help="MiB each connection to the far store carries per round trip, each way, as a TCP window "
-                             "would (0, the default: no bound; Linux's default largest receive window is 6 MiB)")
+                             "would (0, the default: no bound; Linux's defaults let a sender have 4 MiB unacknowledged)")
     parser.add_argument("--only", default="", help="comma-separated workload groups: " + ", ".join(GROUPS))
     parser.add_argument("--out", default="", help="where to write the table (default Benchmarks/results/DATE.md)")
     args = parser.parse_args()

@@ -8,11 +8,7 @@ import NIOCore
 /// what had not arrived, not the whole range.
 extension S3Store {
     public func stream(_ key: String, range: Range<Int64>, receive: ([UInt8]) async throws(StoreError) -> Void) async throws(StoreError) {
-        guard range.lowerBound >= 0 else { throw StoreError(code: .invalidKey, message: "negative range for \(key)") }
-        if range.isEmpty {
-            guard try await exists(key) else { throw StoreError(code: .notFound, message: "no object \(key)") }
-            return
-        }
+        guard try await hasBytes(key, range) else { return }
         var next = range.lowerBound
         // Failures in a row, without a byte between them.
         var failures = 0
@@ -33,7 +29,7 @@ extension S3Store {
     private func streamOnce(
         _ key: String, _ rest: Range<Int64>, _ next: inout Int64, _ receive: ([UInt8]) async throws(StoreError) -> Void
     ) async throws {
-        let request = request("GET", objectPath(key), headers: [("range", "bytes=\(rest.lowerBound)-\(rest.upperBound - 1)")])
+        let request = request("GET", objectPath(key), headers: [Self.rangeHeader(rest)])
         let response = try await client.execute(request, timeout: retry.requestTimeout)
         // A service that ignores `Range` sends the object from its start (200).
         var position: Int64
@@ -44,8 +40,7 @@ extension S3Store {
         default:
             let reply = Response(status: response.status.code, body: Array(buffer: try await response.body.collect(upTo: 1 << 20)))
             if S3RetryPolicy.isTransient(reply.status, reply.code) { throw TransientReply(status: reply.status, code: reply.code) }
-            if reply.status == 404 && reply.code != "NoSuchBucket" { throw StoreError(code: .notFound, message: "no object \(key)") }
-            throw failure(reply, "cannot read \(key)")
+            throw readFailure(reply, key)
         }
         for try await buffer in response.body {
             let start = max(position, next), end = min(position + Int64(buffer.readableBytes), rest.upperBound)

@@ -65,22 +65,36 @@ public struct S3Store: ContainerStore {
     public func get(_ key: String, range: Range<Int64>?) async throws(StoreError) -> [UInt8] {
         var headers: [(String, String)] = []
         if let range {
-            guard range.lowerBound >= 0 else { throw StoreError(code: .invalidKey, message: "negative range for \(key)") }
-            if range.isEmpty {
-                guard try await exists(key) else { throw StoreError(code: .notFound, message: "no object \(key)") }
-                return []
-            }
-            headers.append(("range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)"))
+            guard try await hasBytes(key, range) else { return [] }
+            headers.append(Self.rangeHeader(range))
         }
         // Bounded before the body is read: a store that others write could hold gigabytes there.
         let largest = range.map { $0.count } ?? Int(ContainerLayout.largestObject(atKey: key))
         let response = try await send("GET", objectPath(key), headers: headers, what: "read \(key)", largest: (key, largest))
         switch response.status {
         case 200, 206: return response.body
-        case 404 where response.code != "NoSuchBucket": throw StoreError(code: .notFound, message: "no object \(key)")
         case 416: return [] // The range starts at or after the end: nothing there.
-        default: throw failure(response, "cannot read \(key)")
+        default: throw readFailure(response, key)
         }
+    }
+
+    /// A range to ask for: refused if negative; an empty one asks nothing but checks the
+    /// object is there, as a read of bytes would.
+    func hasBytes(_ key: String, _ range: Range<Int64>) async throws(StoreError) -> Bool {
+        guard range.lowerBound >= 0 else { throw StoreError(code: .invalidKey, message: "negative range for \(key)") }
+        guard range.isEmpty else { return true }
+        guard try await exists(key) else { throw StoreError(code: .notFound, message: "no object \(key)") }
+        return false
+    }
+
+    static func rangeHeader(_ range: Range<Int64>) -> (String, String) {
+        ("range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")
+    }
+
+    /// A read's error reply: an absent object (not a missing bucket) is `.notFound`.
+    func readFailure(_ response: Response, _ key: String) -> StoreError {
+        if response.status == 404 && response.code != "NoSuchBucket" { return StoreError(code: .notFound, message: "no object \(key)") }
+        return failure(response, "cannot read \(key)")
     }
 
     public func put(_ key: String, _ bytes: [UInt8]) async throws(StoreError) {

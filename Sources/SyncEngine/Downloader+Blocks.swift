@@ -176,8 +176,14 @@ extension Downloader {
             noteFailure(ino, error)
             throw error
         }
+        recordFetched(partial, index)
+    }
+
+    /// A block is written and checked: readers go on at once, the fill's progress moves,
+    /// and it is made durable in the background.
+    private func recordFetched(_ partial: PartialContent, _ index: Int) {
         partial.markPresent(index)
-        if filling[ino] != nil { transfers.progress(ino, done: partial.presentBytes) }
+        if filling[partial.ino] != nil { transfers.progress(partial.ino, done: partial.presentBytes) }
         persistSoon(partial)
     }
 
@@ -354,9 +360,7 @@ extension Downloader {
             guard isRunning(job) else { return }
             noteFailure(job.partial.ino, failure)
         } else {
-            job.partial.markPresent(job.index)
-            if filling[job.partial.ino] != nil { transfers.progress(job.partial.ino, done: job.partial.presentBytes) }
-            persistSoon(job.partial)
+            recordFetched(job.partial, job.index)
             guard isRunning(job) else { return }
         }
         finished(job.key, result.mapError { $0 as any Error })

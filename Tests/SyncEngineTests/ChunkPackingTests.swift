@@ -137,7 +137,7 @@ import Testing
     }
 
     /// A large file read cold comes back in runs of its packed chunks, one ranged `GET` of
-    /// up to 4 MiB each, read whole at once or piece by piece as `cat` reads (the readahead
+    /// up to a pack each, read whole at once or piece by piece as `cat` reads (the readahead
     /// asks for many chunks at a time); a chunk fetched alone is one `GET` (the control:
     /// the file has more chunks than either read makes requests).
     @Test func aLargeFileReadColdComesBackInRunsOfItsPacks() async throws {
