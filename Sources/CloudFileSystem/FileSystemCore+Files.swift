@@ -7,6 +7,7 @@ import Inodes
 import ItemModel
 import MetadataStore
 import SyncEngine
+import Synchronization
 
 /// Open files: opening (a placeholder waits for its content), reading, writing, fsync,
 /// release, fallocate and setattr.
@@ -282,21 +283,34 @@ extension FileSystemCore {
     /// that cannot be fetched fails this read, never served as zeros, and is tried again
     /// by the next.
     public func read(handle: UInt64, size: Int, offset: Int64) async throws(FileSystemError) -> [UInt8] {
+        let bytes = Mutex<Result<[UInt8], FileSystemError>>(.success([]))
+        try await read(handle: handle, size: size, offset: offset) { fd, offset, count in
+            let read = Result { () throws(SystemError) in try Syscall.readFully(fd: fd, count: count, at: offset) }
+            bytes.withLock { $0 = read.mapError { FileSystemError(.io, "read failed", cause: $0) } }
+        }
+        return try bytes.withLock { $0 }.get()
+    }
+
+    /// The same read, handed to `reply` as a range of the cache file (descriptor, offset,
+    /// count; fewer bytes are there at its end) while the item's shared lease keeps it
+    /// from changing: the kernel's read is answered from it without copying it through here.
+    public func read(handle: UInt64, size: Int, offset: Int64,
+                     reply: @escaping @Sendable (Int32, Int64, Int) -> Void) async throws(FileSystemError) {
         guard let file = handles.file(handle) else { throw FileSystemError(.badHandle) }
         var wanted = size
         if let limit = file.readLimit {
-            guard offset < limit else { return [] }
+            guard offset < limit else { return reply(file.fd, offset, 0) }
             wanted = Int(min(Int64(size), limit - offset))
         }
         let size = wanted
-        guard let partial = file.partial else { return try readNow(file, size: size, offset: offset) }
+        guard let partial = file.partial else { return try readNow(file, size: size, offset: offset, reply) }
         if let readahead = file.readahead {
             readAhead(readahead.blocks(after: offset, length: size, in: partial), readahead, partial)
         }
         let needed = partial.missing(offset: offset, length: size)
-        guard !needed.isEmpty else { return try readNow(file, size: size, offset: offset) }
+        guard !needed.isEmpty else { return try readNow(file, size: size, offset: offset, reply) }
         do { try await downloads.read(partial, blocks: needed) } catch { throw .waitingForContent(error) }
-        return try await offloaded { () throws(FileSystemError) in try self.readNow(file, size: size, offset: offset) }
+        try await offloaded { () throws(FileSystemError) in try self.readNow(file, size: size, offset: offset, reply) }
     }
 
     /// Fetches a batch ahead of a reader, and the next ones as its blocks arrive, while the
@@ -312,14 +326,8 @@ extension FileSystemCore {
         }
     }
 
-    private func readNow(_ file: OpenFile, size: Int, offset: Int64) throws(FileSystemError) -> [UInt8] {
-        try withLeases([(file.ino, .shared)], "read") { () throws(FileSystemError) in
-            do {
-                return try Syscall.readFully(fd: file.fd, count: size, at: offset)
-            } catch {
-                throw FileSystemError(.io, "read failed", cause: error)
-            }
-        }
+    private func readNow(_ file: OpenFile, size: Int, offset: Int64, _ reply: (Int32, Int64, Int) -> Void) throws(FileSystemError) {
+        try withLeases([(file.ino, .shared)], "read") { () throws(FileSystemError) in reply(file.fd, offset, size) }
     }
 
     public func write(handle: UInt64, data: UnsafeRawBufferPointer, offset: Int64) throws(FileSystemError) -> Int {

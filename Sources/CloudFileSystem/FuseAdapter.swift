@@ -38,6 +38,9 @@ public final class FuseAdapter: FuseOperations {
         // Lookups of "." and ".." (`FileSystemCore.lookupByHandle`): file handles survive
         // the kernel forgetting an inode (open_by_handle_at, NFS export).
         connection.want.insert(.exportSupport)
+        // Reads are answered from the cache file (`FuseRequest.reply(file:)`): spliced, the
+        // kernel copies its pages into the reply once, with no copy through the daemon.
+        connection.want.insert(.spliceWrite)
         zeroMessageOpendir.store(connection.capable.contains(.noOpendirSupport), ordering: .relaxed)
         let invalidatesOnDirectWrite = connection.protocolMajor > 7 || connection.protocolMinor >= 39
         core.openWriteOnlyDirect(invalidatesOnDirectWrite)
@@ -258,7 +261,9 @@ public final class FuseAdapter: FuseOperations {
 
     public func read(_ request: FuseRequest, ino: Inode, handle: UInt64, size: Int, offset: Int64) {
         reply(request, "read") { core throws(FileSystemError) in
-            request.reply(bytes: try await core.read(handle: handle, size: size, offset: offset))
+            try await core.read(handle: handle, size: size, offset: offset) { file, offset, count in
+                request.reply(file: file, offset: offset, count: count)
+            }
         }
     }
 

@@ -119,6 +119,21 @@ public final class FuseRequest: @unchecked Sendable {
         bytes.withUnsafeBytes { reply(data: $0) }
     }
 
+    /// Answers read with up to `count` bytes of the open file `descriptor` from `offset`
+    /// (fewer at its end), read while the reply is sent (fuse_reply_data). With splice writes
+    /// wanted, the kernel moves the file's cached pages into the reply: one copy of each byte
+    /// instead of a read into memory and a write out of it. A read of the file that fails is
+    /// answered with its errno. The caller keeps the file from changing until this returns.
+    public func reply(file descriptor: Int32, offset: Int64, count: Int) {
+        var source = fuse_bufvec()
+        source.count = 1
+        source.buf.size = count
+        source.buf.flags = fuse_buf_flags(rawValue: FUSE_BUF_IS_FD.rawValue | FUSE_BUF_FD_SEEK.rawValue)
+        source.buf.fd = descriptor
+        source.buf.pos = off_t(offset)
+        send { raw in _ = fuse_reply_data(raw, &source, fuse_buf_copy_flags(rawValue: 0)) }
+    }
+
     /// Answers write with the number of bytes taken (fuse_reply_write).
     public func reply(written: Int) {
         send { fuse_reply_write($0, written) }
