@@ -5,7 +5,7 @@ import ItemModel
 import Testing
 
 /// Readahead counts bytes, not blocks (past the first MiB a file is content-defined chunks
-/// of any length): once 512 KiB were read in a run, a window of 8 bytes per byte read, from
+/// of any length): once 512 KiB were read in a run (or at once 256 KiB), a window of 8 bytes per byte read, from
 /// 8 MiB up to 64 MiB, bounds the bytes in flight, and two windows how far ahead of the
 /// reader blocks are asked; nothing after a seek. Batches are asked as reads come and as
 /// earlier batches arrive, so a store that answers keeps the window full without waiting for
@@ -168,5 +168,24 @@ import Testing
         // Reading one region again and again is no run.
         let again = Readahead()
         for _ in 0..<100 { #expect(again.blocks(after: 0, length: 128 << 10, in: partial).isEmpty) }
+    }
+
+    /// A first read of 256 KiB is the kernel's readahead for a program that said it reads on
+    /// (`cat`, `cp`): the window opens with it, not a round trip later. The kernel's own
+    /// 128 KiB reads (`file`, `head`, a thumbnailer) still fetch only what they read, also
+    /// when they jump about the file.
+    @Test func aReaderThatSaidItReadsOnHasItsWindowAtOnce() {
+        let partial = Self.partial([256 << 10, 768 << 10] + Array(repeating: 1 << 20, count: 64))
+        let cat = Readahead().blocks(after: 0, length: Int(Readahead.readingOn), in: partial)
+        #expect(cat.bytes >= Readahead.firstWindow, "asked at the first read: \(cat.bytes)")
+        let file = Readahead()
+        for offset: Int64 in [0, 128 << 10, 4 << 20, 40 << 20, 60 << 20] {
+            #expect(file.blocks(after: offset, length: 128 << 10, in: partial).isEmpty)
+        }
+        // After a seek, a large read opens a window where it reads.
+        let seeking = Readahead()
+        #expect(seeking.blocks(after: 0, length: 128 << 10, in: partial).isEmpty)
+        let later = seeking.blocks(after: 30 << 20, length: Int(Readahead.readingOn), in: partial)
+        #expect(later.blocks.first.map { partial.offsets[$0] >= 30 << 20 } == true)
     }
 }
