@@ -602,6 +602,12 @@ class FarS3:
             self.proxy = None
 
 
+def bucket_bytes(folder):
+    """Bytes the SeaweedFS bucket holds under `folder` (asked of the server directly)."""
+    listing = subprocess.run(["rclone", "size", "--json", f"weed:bench/{folder}"], capture_output=True, text=True, check=True)
+    return json.loads(listing.stdout)["bytes"]
+
+
 class UbiqFSS3Far(UbiqFSS3):
     """ubiqfs over S3 behind a 50 ms round trip (the proxy), as a store across a WAN."""
     name = "ubiqfs-s3-far"
@@ -623,6 +629,9 @@ class UbiqFSS3Far(UbiqFSS3):
 
     def sent(self):
         return self.far.proxy.sent
+
+    def stored(self):
+        return bucket_bytes(self.folder)
 
     def wait_in_store(self, paths):
         self.settle()
@@ -651,6 +660,9 @@ class RcloneS3Far(RcloneS3):
 
     def sent(self):
         return self.far.proxy.sent
+
+    def stored(self):
+        return bucket_bytes(self.folder)
 
     def wait_in_store(self, paths):
         """Until every file is in the bucket with its size (asked of the server directly)."""
@@ -1730,7 +1742,8 @@ class Bench:
         """Over a far store, edits of large files (issue 41): a line inserted at the start of
         256 MiB x scale of text, and ten rows updated in an SQLite database of about 200 MiB
         x scale (rollback journal, as most programs leave it); for each, the bytes sent to
-        the store (the proxy's count, headers included) and the time until it is there."""
+        the store (the proxy's count, headers included), the time until it is there, and
+        what the bucket's folder grew by."""
         import base64
         import sqlite3
         size = max(16 * MiB, int(256 * MiB * self.scale))
@@ -1753,7 +1766,7 @@ class Bench:
             path = t.dir / f"far-edit-{run}.txt"
             shutil.copyfile(text, path)
             t.wait_in_store([path])
-            before = t.sent()
+            before, held = t.sent(), t.stored()
             def insert():
                 content = path.read_bytes()
                 with open(path, "r+b") as out:
@@ -1761,10 +1774,11 @@ class Bench:
                 t.wait_in_store([path])
             self.record("far_edit_line_time", t, timed(insert))
             self.record("far_edit_line", t, 100 * (t.sent() - before) / size)
+            self.record("far_edit_line_stored", t, 100 * (t.stored() - held) / size)
             path = t.dir / f"far-edit-{run}.db"
             shutil.copyfile(database, path)
             t.wait_in_store([path])
-            before = t.sent()
+            before, held = t.sent(), t.stored()
             def update():
                 connection = sqlite3.connect(path)
                 for _ in range(10):
@@ -1775,6 +1789,7 @@ class Bench:
                 getattr(t, "wait_content_in_store", lambda p: t.wait_in_store([p]))(path)
             self.record("far_edit_rows_time", t, timed(update))
             self.record("far_edit_rows", t, (t.sent() - before) / MiB)
+            self.record("far_edit_rows_stored", t, (t.stored() - held) / MiB)
         self.each(body)
 
     def memory(self):
@@ -1874,8 +1889,10 @@ WORKLOADS = {
     "far_large_cold_read_requests": ("  store requests for it", "req", False, None, None),
     "far_edit_line": ("50 ms store: a line inserted at the start of 256 MiB of text, bytes sent of the file's", "%", False, None, None),
     "far_edit_line_time": ("  the time until it is in the store", "s", False, None, None),
+    "far_edit_line_stored": ("  what the store grew by, of the file's (the old version kept; rclone keeps none)", "%", False, None, None),
     "far_edit_rows": ("50 ms store: ten rows updated in a 200 MiB SQLite database, bytes sent", "MiB", False, None, None),
     "far_edit_rows_time": ("  the time until it is in the store", "s", False, None, None),
+    "far_edit_rows_stored": ("  what the store grew by (the old version kept; rclone keeps none)", "MiB", False, None, None),
 }
 ABSOLUTE = {"ignored_tree_objects": ("<=", 0.0, "objects"), "ignored_tree_bytes": ("<=", 0.0, "bytes"),
             "placeholder_ttfb": ("<=", 10.0, "ms (local store: round trip ~0)"), "memory_per_item": ("<=", 1024.0, "bytes"),

@@ -121,7 +121,7 @@ public final class FuseRequest: @unchecked Sendable {
 
     /// Answers read with up to `count` bytes of the open file `descriptor` from `offset`
     /// (fewer at its end), read while the reply is sent (fuse_reply_data). With splice writes
-    /// wanted, the kernel moves the file's cached pages into the reply: one copy of each byte
+    /// wanted, the kernel copies the file's cached pages into the reply: one copy of each byte
     /// instead of a read into memory and a write out of it. A read of the file that fails is
     /// answered with its errno. The caller keeps the file from changing until this returns.
     public func reply(file descriptor: Int32, offset: Int64, count: Int) {
