@@ -42,7 +42,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        .target(name: "FuseKit", dependencies: ["CFuse3", "Inodes"]),
+        .target(name: "FuseKit", dependencies: ["CFuse3", "CSystemShims", "Inodes"]),
         .target(name: "CSystemShims"),
         .target(name: "ItemModel", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "IgnoreRules"),

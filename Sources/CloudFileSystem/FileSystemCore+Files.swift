@@ -130,7 +130,8 @@ extension FileSystemCore {
         let file = OpenFile(
             ino: row.inode, fd: fd, writable: writable, append: flags & O_APPEND != 0, directIO: directIO,
             bypassesPageCache: bypasses, syncsWrites: bypasses && flags & O_DSYNC != 0, partial: partial,
-            readahead: looking == nil ? Readahead() : nil, readLimit: looking == nil ? nil : lookers.readLimit
+            readahead: looking == nil ? Readahead(pageCached: flags & OpenFlags.direct == 0) : nil,
+            readLimit: looking == nil ? nil : lookers.readLimit
         )
         return handles.open(file, wroteOnOpen: false, created: false)
     }
@@ -283,23 +284,29 @@ extension FileSystemCore {
     /// that cannot be fetched fails this read, never served as zeros, and is tried again
     /// by the next.
     public func read(handle: UInt64, size: Int, offset: Int64) async throws(FileSystemError) -> [UInt8] {
-        let bytes = Mutex<Result<[UInt8], FileSystemError>>(.success([]))
-        try await read(handle: handle, size: size, offset: offset) { fd, offset, count in
-            let read = Result { () throws(SystemError) in try Syscall.readFully(fd: fd, count: count, at: offset) }
-            bytes.withLock { $0 = read.mapError { FileSystemError(.io, "read failed", cause: $0) } }
+        let bytes = Mutex<[UInt8]?>(nil)
+        try await read(handle: handle, size: size, offset: offset) { fd, offset, count throws(FileSystemError) in
+            do {
+                let read = try Syscall.readFully(fd: fd, count: count, at: offset)
+                bytes.withLock { $0 = read }
+            } catch {
+                throw FileSystemError(.io, "read failed", cause: error)
+            }
         }
-        return try bytes.withLock { $0 }.get()
+        guard let read = bytes.withLock({ $0 }) else { throw FileSystemError(.io, "read of handle \(handle) answered nothing") }
+        return read
     }
 
     /// The same read, handed to `reply` as a range of the cache file (descriptor, offset,
-    /// count; fewer bytes are there at its end) while the item's shared lease keeps it
-    /// from changing: the kernel's read is answered from it without copying it through here.
+    /// count; fewer bytes are there at its end), valid only during the call, while the
+    /// item's shared lease keeps it from changing: the kernel's read is answered from it
+    /// without copying it through here.
     public func read(handle: UInt64, size: Int, offset: Int64,
-                     reply: @escaping @Sendable (Int32, Int64, Int) -> Void) async throws(FileSystemError) {
+                     reply: @escaping @Sendable (Int32, Int64, Int) throws(FileSystemError) -> Void) async throws(FileSystemError) {
         guard let file = handles.file(handle) else { throw FileSystemError(.badHandle) }
         var wanted = size
         if let limit = file.readLimit {
-            guard offset < limit else { return reply(file.fd, offset, 0) }
+            guard offset < limit else { return try reply(file.fd, offset, 0) }
             wanted = Int(min(Int64(size), limit - offset))
         }
         let size = wanted
@@ -326,8 +333,8 @@ extension FileSystemCore {
         }
     }
 
-    private func readNow(_ file: OpenFile, size: Int, offset: Int64, _ reply: (Int32, Int64, Int) -> Void) throws(FileSystemError) {
-        try withLeases([(file.ino, .shared)], "read") { () throws(FileSystemError) in reply(file.fd, offset, size) }
+    private func readNow(_ file: OpenFile, size: Int, offset: Int64, _ reply: (Int32, Int64, Int) throws(FileSystemError) -> Void) throws(FileSystemError) {
+        try withLeases([(file.ino, .shared)], "read") { () throws(FileSystemError) in try reply(file.fd, offset, size) }
     }
 
     public func write(handle: UInt64, data: UnsafeRawBufferPointer, offset: Int64) throws(FileSystemError) -> Int {

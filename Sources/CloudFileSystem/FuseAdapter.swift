@@ -38,8 +38,8 @@ public final class FuseAdapter: FuseOperations {
         // Lookups of "." and ".." (`FileSystemCore.lookupByHandle`): file handles survive
         // the kernel forgetting an inode (open_by_handle_at, NFS export).
         connection.want.insert(.exportSupport)
-        // Reads are answered from the cache file (`FuseRequest.reply(file:)`): spliced, the
-        // kernel copies its pages into the reply once, with no copy through the daemon.
+        // Reads are answered from the cache file (`FuseRequest.reply(file:)`): spliced on
+        // into the reply, the kernel copies its pages once, with no copy through the daemon.
         connection.want.insert(.spliceWrite)
         zeroMessageOpendir.store(connection.capable.contains(.noOpendirSupport), ordering: .relaxed)
         let invalidatesOnDirectWrite = connection.protocolMajor > 7 || connection.protocolMinor >= 39
@@ -261,8 +261,10 @@ public final class FuseAdapter: FuseOperations {
 
     public func read(_ request: FuseRequest, ino: Inode, handle: UInt64, size: Int, offset: Int64) {
         reply(request, "read") { core throws(FileSystemError) in
-            try await core.read(handle: handle, size: size, offset: offset) { file, offset, count in
-                request.reply(file: file, offset: offset, count: count)
+            try await core.read(handle: handle, size: size, offset: offset) { file, offset, count throws(FileSystemError) in
+                do { try request.reply(file: file, offset: offset, count: count) } catch {
+                    throw FileSystemError(.io, "read failed", cause: error)
+                }
             }
         }
     }

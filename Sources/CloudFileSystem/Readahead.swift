@@ -2,8 +2,9 @@ import Synchronization
 import SyncEngine
 
 /// One reader's readahead over a partial file: nothing until it has read 512 KiB in one
-/// sequential run (a program reading a header fetches what it reads), or 256 KiB in one
-/// read (the kernel's readahead for a program that said it reads on), then a window that
+/// sequential run (a program reading a header fetches what it reads), or 256 KiB in its
+/// first read through the page cache (the kernel's readahead for a program that said it
+/// reads on), then a window that
 /// grows with the run, `growth` bytes per byte read, from 8 MiB up to `maxWindow`; nothing
 /// after a seek (of more than `jitter`). Counted in bytes, not blocks: blocks are
 /// content-defined chunks of any length. A reader that stops has at most two windows
@@ -26,8 +27,9 @@ final class Readahead: Sendable {
     static let growth: Int64 = 8
     /// What a run reads before it has a window: more than a header.
     static let start: Int64 = 512 << 10
-    /// A single read this large is the kernel reading ahead for a program that said it reads
-    /// on (`posix_fadvise` SEQUENTIAL, as `cat` and `cp` say, doubles the kernel's 128 KiB).
+    /// A first read this large through the page cache is the kernel reading ahead for a
+    /// program that said it reads on (`posix_fadvise` SEQUENTIAL, as `cat` and `cp` say,
+    /// doubles the kernel's 128 KiB).
     static let readingOn: Int64 = 256 << 10
     /// The kernel sends the reads of its own readahead at once, and they arrive here in
     /// any order: a read that starts this close to where the run reads on continues it.
@@ -56,16 +58,24 @@ final class Readahead: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Reads come through the page cache, sized by the kernel's readahead; with `O_DIRECT`
+    /// each is the program's own size, which says nothing of what it reads next.
+    private let pageCached: Bool
+
+    init(pageCached: Bool = true) {
+        self.pageCached = pageCached
+    }
 
     /// The blocks to fetch ahead of this read (not here yet).
     func blocks(after offset: Int64, length: Int, in partial: PartialContent) -> Batch {
         let end = offset + Int64(length)
         return state.withLock { state -> Batch in
+            let first = state.next < 0
             let sequential = state.next >= 0 && abs(offset - state.next) <= Self.jitter
             // Only progress counts: reading a region again does not grow the window.
             state.run = sequential ? state.run + max(0, end - state.next) : Int64(length)
             // Such a reader's window opens at its first read, a round trip earlier.
-            if Int64(length) >= Self.readingOn { state.run = max(state.run, Self.start) }
+            if first && pageCached && Int64(length) >= Self.readingOn { state.run = max(state.run, Self.start) }
             state.next = sequential ? max(state.next, end) : end
             if !sequential { state.through = 0 }
             return Self.batch(&state, from: max(end, state.through), in: partial)

@@ -1,6 +1,7 @@
 internal import Glibc
 
-/// A failure to set up or run a session (never a per-request errno: those are plain Int32).
+/// A failure to set up or run a session, or to read the file a read's reply carries (the
+/// request is then not answered: its caller answers it with an errno).
 public struct FuseError: Error, Sendable, CustomStringConvertible {
     public enum Code: Sendable, Hashable {
         /// fuse_session_new rejected the arguments (libfuse prints which on stderr).
@@ -11,6 +12,8 @@ public struct FuseError: Error, Sendable, CustomStringConvertible {
         case signalHandlersFailed
         /// fuse_session_loop_mt ended with an error (e.g. EPROTO from a failed INIT).
         case loopFailed
+        /// The file a read is answered from could not be read (`FuseRequest.reply(file:)`).
+        case readFailed
     }
 
     public var code: Code

@@ -120,18 +120,44 @@ public final class FuseRequest: @unchecked Sendable {
     }
 
     /// Answers read with up to `count` bytes of the open file `descriptor` from `offset`
-    /// (fewer at its end), read while the reply is sent (fuse_reply_data). With splice writes
-    /// wanted, the kernel copies the file's cached pages into the reply: one copy of each byte
-    /// instead of a read into memory and a write out of it. A read of the file that fails is
-    /// answered with its errno. The caller keeps the file from changing until this returns.
-    public func reply(file descriptor: Int32, offset: Int64, count: Int) {
+    /// (fewer only at its end). From two pages up, the file's pages are spliced into a pipe
+    /// (`SplicePipe`) and libfuse splices them on into the reply, so the kernel copies each
+    /// byte once, into the reply, instead of a read into memory and a write out of it (with
+    /// splice writes wanted; else libfuse copies from the pipe). A file that cannot be read
+    /// throws, and the request is not answered: the caller answers it with an errno. The
+    /// caller keeps the file from changing until this returns.
+    public func reply(file descriptor: Int32, offset: Int64, count: Int) throws(FuseError) {
+        let pipe = count >= 2 * Int(getpagesize()) ? SplicePipe.take(holding: count, from: offset) : nil
+        guard let pipe, let moved = try pipe.fill(from: descriptor, offset: offset, count: count) else {
+            return reply(bytes: try Self.read(descriptor, offset: offset, count: count))
+        }
         var source = fuse_bufvec()
         source.count = 1
-        source.buf.size = count
-        source.buf.flags = fuse_buf_flags(rawValue: FUSE_BUF_IS_FD.rawValue | FUSE_BUF_FD_SEEK.rawValue)
-        source.buf.fd = descriptor
-        source.buf.pos = off_t(offset)
-        send { raw in _ = fuse_reply_data(raw, &source, fuse_buf_copy_flags(rawValue: 0)) }
+        source.buf.size = moved
+        source.buf.flags = FUSE_BUF_IS_FD
+        source.buf.fd = pipe.readEnd
+        send { raw in
+            let result = fuse_reply_data(raw, &source, fuse_buf_copy_flags(rawValue: 0))
+            // ENOENT: the request was interrupted and is gone, which is no failure.
+            if result < 0 && result != -ENOENT {
+                let message = "FuseKit: a read's reply was not sent (errno \(-result))\n"
+                _ = message.utf8CString.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count - 1) }
+            }
+        }
+        pipe.recycle()
+    }
+
+    /// `count` bytes of `descriptor` from `offset`, fewer only at its end.
+    private static func read(_ descriptor: Int32, offset: Int64, count: Int) throws(FuseError) -> [UInt8] {
+        var failure: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, done in
+            while done < count {
+                let n = pread(descriptor, buffer.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+                if n > 0 { done += n } else if n == 0 { break } else if errno != EINTR { failure = errno; break }
+            }
+        }
+        guard failure == 0 else { throw FuseError(code: .readFailed, message: "cannot read \(count) bytes at \(offset) for a reply", errno: failure) }
+        return bytes
     }
 
     /// Answers write with the number of bytes taken (fuse_reply_write).

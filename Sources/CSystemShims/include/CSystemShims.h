@@ -3,7 +3,9 @@
 
 // Linux calls that Swift's Glibc module does not export: xattrs (sys/xattr.h), the
 // CLOEXEC-at-creation variants of pipe/accept (GNU extensions), so descriptors never leak
-// into programs the daemon starts, and syncfs.
+// into programs the daemon starts, syncfs, and splice with the pipe calls around it.
+#include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <sys/xattr.h>
@@ -17,6 +19,24 @@ extern int pipe2(int fds[2], int flags);
 extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
 extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
 extern int syncfs(int fd);
+extern ssize_t splice(int in, int64_t *in_offset, int out, int64_t *out_offset, size_t length, unsigned int flags);
+
+/// Moves up to `length` bytes of a file's pages from `*offset` into a pipe (splice(2),
+/// SPLICE_F_NONBLOCK: a full pipe fails with EAGAIN instead of waiting for a reader).
+static inline ssize_t CSystemShims_splice_to_pipe(int fd, int64_t *offset, int pipe, size_t length) {
+    return splice(fd, offset, pipe, NULL, length, 2 /* SPLICE_F_NONBLOCK */);
+}
+
+/// Sets a pipe's capacity in bytes (F_SETPIPE_SZ, a GNU name); returns it, or -1.
+static inline int CSystemShims_set_pipe_size(int fd, int bytes) {
+    return fcntl(fd, 1031 /* F_SETPIPE_SZ */, bytes);
+}
+
+/// The bytes waiting in a pipe (FIONREAD), or -1.
+static inline int CSystemShims_pipe_pending(int fd) {
+    int pending = 0;
+    return ioctl(fd, FIONREAD, &pending) == 0 ? pending : -1;
+}
 
 /// O_DIRECT, a GNU name: the open flag of I/O around the page cache, which the filesystem
 /// sees in an open's flags.
