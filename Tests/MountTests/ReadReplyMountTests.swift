@@ -47,6 +47,51 @@ import Testing
         }
     }
 
+    /// A read of the cache file that comes back short or fails is never a short reply, which
+    /// the kernel would take for the file's end: libfiu in the daemon cuts its `pread`s short
+    /// at random, then fails them (reads under two pages are copied with `pread`).
+    @Test func aCacheFileThatReadsShortOrFailsNeverEndsTheFileEarly() async throws {
+        let fixture = try MountFixture()
+        let bin = MountFixture.binary
+        let m = try await fixture.mount("m", launcher: ["fiu-run", "-x"])
+        try await fixture.sh("""
+            head -c 1000000 /dev/urandom > native.bin
+            cp native.bin \(m)/f.bin
+            \(bin) sync \(m) --wait
+            pid=$(\(bin) status \(m) --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+            cat > faults.py <<'PY'
+            import errno, os, subprocess, sys
+            mounted, native, pid = sys.argv[1], sys.argv[2], sys.argv[3]
+            expected = open(native, "rb").read()
+            fd = os.open(mounted, os.O_RDONLY | os.O_DIRECT)
+            def fiu(command):
+                subprocess.run(["fiu-ctrl", "-c", command, pid], check=True)
+            fiu("enable name=posix/io/rw/pread/reduce")
+            try:
+                for offset in range(0, len(expected), 8000):
+                    got = os.pread(fd, 8000, offset)
+                    assert got == expected[offset:offset + 8000], f"{len(got)} bytes at {offset} with short preads"
+            finally:
+                fiu("disable name=posix/io/rw/pread/reduce")
+            fiu("enable name=posix/io/rw/pread,failinfo=5")
+            try:
+                os.pread(fd, 4096, 4096)
+                sys.exit("a read succeeded while every pread failed")
+            except OSError as error:
+                assert error.errno == errno.EIO, error
+            finally:
+                fiu("disable name=posix/io/rw/pread")
+            assert os.pread(fd, 4096, 4096) == expected[4096:8192]
+            PY
+            # Sync paused: the daemon's own database reads meet no fault meanwhile.
+            \(bin) pause \(m)
+            python3 faults.py \(m)/f.bin native.bin "$pid"
+            \(bin) resume \(m)
+            cmp native.bin \(m)/f.bin
+            """)
+        try await fixture.unmount(m)
+    }
+
     /// `write SEED MOUNTED NATIVE`: the same random file in both. `check SEED MOUNTED NATIVE
     /// small|any`: 400 direct reads of the mounted file (each one kernel request of exactly
     /// that range) must return what the native file holds there; `small` keeps them under
