@@ -17,16 +17,16 @@ public final class SeaweedServer: @unchecked Sendable {
     private let lock = NSLock()
 
     /// One server shared by every test of this process that needs no outage, started on
-    /// first use (off the cooperative pool).
+    /// first use. Its bucket is made and checked before any test sees the server: see `start`.
     public static func shared() async throws -> SeaweedServer {
-        try await offThread { try sharedServer.get() }
+        try await sharedServer.value
     }
 
-    private static let sharedServer: Result<SeaweedServer, any Error> = {
+    private static let sharedServer = Task<SeaweedServer, any Error> {
         let server = SeaweedServer()
-        do { try server.startBlocking() } catch { return .failure(error) }
-        return .success(server)
-    }()
+        try await server.start()
+        return server
+    }
 
     public init() {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("ubiqfs-seaweed-\(UUID().uuidString.prefix(8))").path
@@ -52,9 +52,46 @@ public final class SeaweedServer: @unchecked Sendable {
         return directories.map { $0 + "/weed" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    /// Starts (or starts again, on the same data) and returns once S3 answers.
+    /// Starts (or starts again, on the same data) and returns once an object put in the
+    /// tests' bucket reads back. A port that answers is not enough: `weed mini` answers S3
+    /// before its filer is ready, and a request for the bucket in that window can leave the
+    /// gateway sure it does not exist, for good (it clears that only on an event it may have
+    /// missed). So the bucket is made here, by one request at a time, before any test asks
+    /// for it; a gateway that still denies it after that is started again.
     public func start() async throws {
-        try await offThread { try self.startBlocking() }
+        var lastFailure = ""
+        for _ in 0..<3 {
+            try await offThread { try self.startBlocking() }
+            guard let failure = await bucketFailure(within: .seconds(20)) else { return }
+            lastFailure = "\(failure); log: \(logTail)"
+            stop()
+        }
+        throw StoreError(code: .unreachable, message: "SeaweedFS started but never served its bucket: \(lastFailure)")
+    }
+
+    /// Nil once the tests' bucket exists and an object put there reads back; else the last
+    /// error seen before `limit`.
+    private func bucketFailure(within limit: Duration) async -> String? {
+        let deadline = ContinuousClock.now + limit
+        var failure = ""
+        repeat {
+            do {
+                let probe = try await store(container: "ready-probe-\(UUID().uuidString.prefix(8))")
+                try await probe.put("probe", [1, 2, 3])
+                let back = try await probe.get("probe")
+                try await probe.delete("probe")
+                if back == [1, 2, 3] { return nil }
+                failure = "the probe read back \(back.count) other bytes"
+            } catch {
+                failure = "\(error)"
+            }
+            try? await Task.sleep(for: .milliseconds(500))
+        } while ContinuousClock.now < deadline
+        return failure
+    }
+
+    private var logTail: String {
+        (try? String(contentsOfFile: directory + "/weed.log", encoding: .utf8))?.suffix(2000).description ?? ""
     }
 
     private func startBlocking() throws {
@@ -103,7 +140,7 @@ public final class SeaweedServer: @unchecked Sendable {
                 return
             }
             Self.end(process)
-            lastFailure = (try? String(contentsOfFile: directory + "/weed.log", encoding: .utf8))?.suffix(2000).description ?? ""
+            lastFailure = logTail
             if s3Port != 0 { Thread.sleep(forTimeInterval: 1) }
         }
         throw StoreError(code: .unreachable, message: "SeaweedFS did not start: \(lastFailure)")
