@@ -163,18 +163,19 @@ struct ContentUploader: Sendable {
         return try await storeBlocks(nil, name: name, known: [:], expected: Int64(bytes.count), reuse: false, next)?.blocks ?? []
     }
 
+    /// A pack being filled, and the gate's admission for its bytes.
+    private typealias OpenPack = (pack: ChunkPack, ticket: TransferGate.Ticket)
+
     /// Stores every block `next` hands out: the manifest in order, the bytes, and the objects
     /// named that this push did not write and the committed version does not name (rule W3
     /// asks the store about them before the record); nil if the file was deleted meanwhile.
-    /// A block the store has is named where it is (`known` by name, then `ChunkIndex` if
-    /// `reuse`), unless a collector condemned its object; the others fill packs, each put
-    /// once full while the next fills. A pack is admitted by the gate before it is filled.
+    /// Packs are put as they fill, while the next fills (`place`).
     private func storeBlocks(
         _ ino: Inode?, name: String, known: [String: BlockReference], expected: Int64, reuse: Bool = true, _ next: () async throws(SyncError) -> BlockSource.Step
     ) async throws(SyncError) -> (blocks: [BlockReference], size: Int64, reused: Set<String>)? {
-        var (blocks, reused, placed) = ([BlockReference](), Set<String>(), known)
-        var (offset, deleted) = (Int64(0), false)
-        var filling: (pack: ChunkPack, ticket: TransferGate.Ticket)?
+        var manifest = UploadManifest(known: known)
+        var deleted = false
+        var filling: OpenPack?
         let failed = FailureFlag()
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -182,55 +183,23 @@ struct ContentUploader: Sendable {
                 // A failed pack stops the reading: the group's next result is its error.
                 reading: while !failed.isSet {
                     try Task.checkCancellation(or: SyncError(code: .cancelled, message: "upload cancelled"))
-                    let bytes: [UInt8]
                     switch try await next() {
-                    case .block(let block): bytes = block
                     case .stored(let block):
-                        blocks.append(block)
-                        placed[block.hash] = block
-                        offset += block.length
+                        manifest.append(block)
                         if let ino { transfers.advance(ino, by: block.length) }
-                        continue
-                    case .end: break reading
-                    case .deleted:
-                        deleted = true
-                        break reading
-                    }
-                    offset += Int64(bytes.count)
-                    let codec = calls.codec
-                    let hash = await OffloadedWork.run { codec.name(of: bytes) }
-                    if let found = try await stored(hash, length: bytes.count, placed: placed, reuse: reuse) {
-                        blocks.append(found.block)
-                        if let ino { transfers.advance(ino, by: found.block.length) }
-                        if found.indexed, let key = ContainerLayout.objectKey(of: found.block) { reused.insert(key) }
-                        placed[hash] = found.block
-                        continue
-                    }
-                    guard format.current >= 2 else {
-                        blocks.append(try await putObject(bytes, hash: hash, name: name))
-                        placed[hash] = blocks.last
-                        if let ino { transfers.advance(ino, by: Int64(bytes.count)) }
-                        continue
-                    }
-                    if filling == nil {
-                        // The pack's bytes: up to the limit and a block more, or what is left of the file.
-                        let left = max(expected - offset + Int64(bytes.count), Int64(bytes.count))
-                        let bound = min(Int64(ChunkPack.limit + max(cuttings.coarse.chunking.maximum, bytes.count)), left) + 64 << 10
-                        filling = (ChunkPack(), try await gate.admit(bytes: bound))
-                    }
-                    let sealed = try await OffloadedWork.run { () throws(SyncError) in try codec.packed(bytes, name: hash) }
-                    let block = filling!.pack.append(sealed, hash: hash, length: bytes.count)
-                    blocks.append(block)
-                    placed[hash] = block
-                    if filling!.pack.isFull || offset >= expected {
-                        let (pack, ticket) = filling!
-                        filling = nil
+                    case .block(let bytes):
+                        let full = try await place(bytes, in: &manifest, filling: &filling, expected: expected, reuse: reuse, ino: ino, name: name)
+                        guard let (pack, ticket) = full else { continue }
                         group.addTask {
                             do { try await put(pack, ticket: ticket, of: ino, name: name) } catch {
                                 failed.set()
                                 throw error
                             }
                         }
+                    case .end: break reading
+                    case .deleted:
+                        deleted = true
+                        break reading
                     }
                 }
                 if let (pack, ticket) = filling, !failed.isSet && !deleted {
@@ -242,7 +211,40 @@ struct ContentUploader: Sendable {
         } catch {
             throw SyncError.wrap(error, "cannot upload \(name)")
         }
-        return deleted ? nil : (blocks, offset, reused)
+        return deleted ? nil : (manifest.blocks, manifest.offset, manifest.reused)
+    }
+
+    /// Names `bytes` next in `manifest`: where the store has them (`known` by name, then
+    /// `ChunkIndex` if `reuse`) unless a collector condemned that object, else sealed into
+    /// the pack `filling`, admitted by the gate before it is filled. Returns that pack once
+    /// it is full or holds the file's last bytes, for the caller to put.
+    private func place(
+        _ bytes: [UInt8], in manifest: inout UploadManifest, filling: inout OpenPack?, expected: Int64, reuse: Bool, ino: Inode?, name: String
+    ) async throws(SyncError) -> OpenPack? {
+        let codec = calls.codec
+        let hash = await OffloadedWork.run { codec.name(of: bytes) }
+        if let found = try await stored(hash, length: bytes.count, placed: manifest.placed, reuse: reuse) {
+            manifest.append(found.block, reusedObject: found.indexed ? ContainerLayout.objectKey(of: found.block) : nil)
+            if let ino { transfers.advance(ino, by: found.block.length) }
+            return nil
+        }
+        guard format.current >= 2 else {
+            manifest.append(try await putObject(bytes, hash: hash, name: name))
+            if let ino { transfers.advance(ino, by: Int64(bytes.count)) }
+            return nil
+        }
+        if filling == nil {
+            // The pack's bytes: up to the limit and a block more, or what is left of the file.
+            let left = max(expected - manifest.offset, Int64(bytes.count))
+            let bound = min(Int64(ChunkPack.limit + max(cuttings.coarse.chunking.maximum, bytes.count)), left) + 64 << 10
+            filling = (ChunkPack(), try await gate.admit(bytes: bound))
+        }
+        let sealed = try await OffloadedWork.run { () throws(SyncError) in try codec.packed(bytes, name: hash) }
+        manifest.append(filling!.pack.append(sealed, hash: hash, length: bytes.count))
+        guard filling!.pack.isFull || manifest.offset >= expected else { return nil }
+        let full = filling
+        filling = nil
+        return full
     }
 
     /// Where the store has the block `hash` of `length` bytes already, if this upload may
