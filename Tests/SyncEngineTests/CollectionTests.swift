@@ -52,17 +52,21 @@ import Testing
         let before = try await Self.objectBytes(store)
         #expect(before >= 9 * 600_000)
 
-        // Within the retention (30 days), every version and the trash stay.
+        // Within the retention (30 days), every version and the trash stay. What goes is
+        // only what no record names: on a loaded machine, a push the engine started on its
+        // own may meet the next write and be dropped after its pack was put.
         let kept = try await a.engine.collect(grace: .milliseconds(100))
-        #expect(kept.deleted == 0 && kept.condemned == 0, "\(kept)")
         #expect(kept.live == 600_000 && kept.history == 7 * 600_000 && kept.trash == 600_000, "\(kept)")
+        #expect(kept.deletedBytes == kept.garbage && kept.deletedBytes == before - 9 * 600_000, "\(kept)")
+        #expect(try await Self.objectBytes(store) == 9 * 600_000)
 
         _ = try await a.engine.setRetention(versions: 0, trash: 0)
         let report = try await a.engine.collect(grace: .milliseconds(100))
-        #expect(report.deleted > 0 && report.deletedBytes == before - 600_000, "\(report)")
-        // The metrics count both runs and what the second freed.
+        #expect(report.deleted > 0 && report.deletedBytes == 8 * 600_000, "\(report)")
+        // The metrics count both runs and what they freed.
         #expect(a.engine.metrics.collections.value == 2)
-        #expect(a.engine.metrics.collectedBytes.value == UInt64(report.deletedBytes) && a.engine.metrics.collectedObjects.value == UInt64(report.deleted))
+        #expect(a.engine.metrics.collectedBytes.value == UInt64(kept.deletedBytes + report.deletedBytes))
+        #expect(a.engine.metrics.collectedObjects.value == UInt64(kept.deleted + report.deleted))
         #expect(try await Self.objectBytes(store) == 600_000)
         #expect(store.keys.filter { $0.hasPrefix(ContainerLayout.gcPrefix) }.allSatisfy { $0.hasSuffix(".condemned") })
         let b = try await TestDevice(store: store, name: "b", configuration: Self.formatTwo())
@@ -138,7 +142,9 @@ import Testing
         // Its lease: twice the grace and three times more.
         try await Task.sleep(for: .seconds(5.5))
         let report = try await b.engine.collect()
-        #expect(report.deleted == 1, "drop.bin's pack: \(report)")
+        // drop.bin's pack, and any pack of a push dropped because a write came in.
+        #expect(report.deleted >= 1, "drop.bin's pack: \(report)")
+        #expect(try await Self.objectBytes(store) == 600_000)
         #expect(try await b.readBytes("keep.bin") == Self.content(1))
         await a.shutdown()
         await b.shutdown()
