@@ -45,8 +45,9 @@ import Testing
             echo hello > \(root)/one/f
             daemon=$(pgrep -f "[-]-state-dir=\(root)/one.state ")
             # A slow store: the last push after umount takes seconds, and a remount of the
-            # same state dir right away waits for it instead of failing.
-            \(MountFixture.binary) faults \(root)/one latency=700ms
+            # same state dir right away waits for it instead of failing. (Slow enough that
+            # a loaded machine starts the remount before that push ends.)
+            \(MountFixture.binary) faults \(root)/one latency=3s
             echo again > \(root)/one/g
             umount \(root)/one
             kill -0 $daemon
