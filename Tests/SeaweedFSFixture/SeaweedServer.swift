@@ -64,7 +64,7 @@ public final class SeaweedServer: @unchecked Sendable {
             try await offThread { try self.startBlocking() }
             guard let failure = await bucketFailure(within: .seconds(20)) else { return }
             lastFailure = "\(failure); log: \(logTail)"
-            stop()
+            _ = try await offThread { self.stop() }
         }
         throw StoreError(code: .unreachable, message: "SeaweedFS started but never served its bucket: \(lastFailure)")
     }
